@@ -1,0 +1,60 @@
+"""One dialect per store family; :func:`dialect_for` picks it from an fsspec instance.
+
+Cloud dialects are imported lazily so their SDKs stay optional.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from fsseam.backends.dialects.base import Dialect, protocols
+from fsseam.backends.dialects.generic import GenericDialect
+from fsseam.backends.dialects.local import LocalDialect
+
+__all__ = [
+    "Dialect",
+    "GenericDialect",
+    "LocalDialect",
+    "dialect_class",
+    "dialect_for",
+    "protocols",
+]
+
+# protocol -> (module, class); modules import their SDK at top level.
+_CLOUD: dict[str, tuple[str, str]] = {
+    "s3": ("fsseam.backends.dialects.s3", "S3Dialect"),
+    "s3a": ("fsseam.backends.dialects.s3", "S3Dialect"),
+    "gs": ("fsseam.backends.dialects.gcs", "GCSDialect"),
+    "gcs": ("fsseam.backends.dialects.gcs", "GCSDialect"),
+    "az": ("fsseam.backends.dialects.azure", "AzureDialect"),
+    "abfs": ("fsseam.backends.dialects.azure", "AzureDialect"),
+    "abfss": ("fsseam.backends.dialects.azure", "AzureDialect"),
+}
+
+
+def dialect_class(protocol: str) -> type[Dialect] | None:
+    """The cloud dialect class for ``protocol``, or ``None``."""
+    spec = _CLOUD.get(protocol)
+    if spec is None:
+        return None
+    try:
+        module = importlib.import_module(spec[0])
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.startswith("fsseam"):
+            return None  # dialect not built for this store: the generic one serves
+        raise
+    cls: type[Dialect] = getattr(module, spec[1])
+    return cls
+
+
+def dialect_for(fs: Any) -> Dialect:
+    """The dialect serving ``fs``: local, a cloud one, or generic."""
+    names = protocols(fs)
+    if "file" in names or "local" in names:
+        return LocalDialect(fs)
+    for name in names:
+        cls = dialect_class(name)
+        if cls is not None:
+            return cls(fs)
+    return GenericDialect(fs)

@@ -1,0 +1,205 @@
+"""What a dialect provides: versions, raw reads and guarded writes for one store family.
+
+A dialect works on *store paths* (what fsspec calls a stripped path) that
+:class:`~fsseam.backends.fsspec.FsspecFileSystem` has already contained in the
+root. Text, edits and path policy live above it; it only moves bytes and
+decides versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from fsseam.seam import (
+    FsInfo,
+    FsPathInfo,
+    FsTooLarge,
+    FsVersion,
+    FsWriteIntent,
+)
+from fsseam.seam.types import PathType
+
+__all__ = [
+    "CHUNK_SIZE",
+    "Dialect",
+    "RawEntry",
+    "RawReader",
+    "StoredWrite",
+    "content_version",
+    "on_loop",
+    "protocols",
+]
+
+T = TypeVar("T")
+
+CHUNK_SIZE = 1 << 20
+"""Bytes per chunk when streaming."""
+
+
+def content_version(data: bytes) -> FsVersion:
+    """A version derived from content, for stores with no change token."""
+    return FsVersion("sha256:" + hashlib.sha256(data).hexdigest()[:32])
+
+
+async def on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` on ``loop``, the loop an fsspec async store is bound to.
+
+    s3fs, gcsfs and adlfs sessions belong to their own loop; driven from any
+    other loop they fail in ways that look like network errors (and s3fs
+    retries them). Running on that loop already, await directly.
+    """
+    if loop is None:
+        return await coro
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:  # pragma: no cover - called from sync code
+        running = None
+    if running is loop:
+        return await coro
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredWrite:
+    """What a dialect's guarded put stored."""
+
+    version: FsVersion
+    """Version of the stored content."""
+    created: bool
+    """True when nothing existed before."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawEntry:
+    """A directory child as the store lists it."""
+
+    name: str
+    type: PathType
+    version: FsVersion | None
+    size: int | None
+
+
+class RawReader(ABC):
+    """An open read: ``info`` is the version of exactly the bytes ``chunks`` yields."""
+
+    info: FsInfo
+
+    @abstractmethod
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The content, in chunks of at most :data:`CHUNK_SIZE` bytes."""
+
+
+class BytesReader(RawReader):
+    """A reader over bytes already in memory."""
+
+    def __init__(self, data: bytes, info: FsInfo) -> None:
+        self._data = data
+        self.info = info
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        data = self._data
+        for start in range(0, len(data), CHUNK_SIZE):
+            yield data[start : start + CHUNK_SIZE]
+
+
+class Dialect(ABC):
+    """Versions, raw reads and guarded writes for one family of fsspec stores.
+
+    Every method raises :class:`~fsseam.seam.FsError` only; each dialect maps
+    its SDK's exceptions at one boundary.
+    """
+
+    name: ClassVar[str] = "abstract"
+    atomic_conditional_write: ClassVar[bool] = False
+    local_paths: ClassVar[bool] = False
+    """True when store paths are OS paths (symlinks, realpath)."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    @classmethod
+    def default_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """Storage options for ``open_fs``, with this store's safe defaults added."""
+        return options
+
+    def url(self, path: str) -> str:
+        """The full URL (or local path) people use for ``path``."""
+        return str(self.fs.unstrip_protocol(path))
+
+    @abstractmethod
+    async def stat(self, path: str) -> FsInfo | None:
+        """Metadata following symlinks; ``None`` when absent."""
+
+    async def lstat(self, path: str) -> FsPathInfo | None:
+        """Metadata of the path itself; object stores have no symlinks."""
+        info = await self.stat(path)
+        if info is None:
+            return None
+        return FsPathInfo(info.version, info.type, info.size)
+
+    @abstractmethod
+    def open_read(self, path: str) -> AbstractAsyncContextManager[RawReader]:
+        """Open ``path`` for reading; raises ``FS_NOT_FOUND`` / ``FS_NOT_REGULAR_FILE``."""
+
+    async def read_bytes(self, path: str, limit: int | None = None) -> tuple[bytes, FsInfo]:
+        """The whole content and its version; ``FS_TOO_LARGE`` past ``limit`` bytes."""
+        async with self.open_read(path) as reader:
+            check_size(self.url(path), reader.info.size, limit)
+            parts: list[bytes] = []
+            total = 0
+            async for chunk in reader.chunks():
+                total += len(chunk)
+                check_size(self.url(path), total, limit)
+                parts.append(chunk)
+            return b"".join(parts), reader.info
+
+    @abstractmethod
+    async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
+        """Atomically store ``data`` at ``path`` under ``guard`` (one atomic step).
+
+        Missing parent directories are created. ``CreateIfAbsent`` on an
+        existing object raises ``FS_NOT_OBSERVED``; ``ReplaceIfVersion`` on a
+        changed or missing one raises ``FS_STALE_VERSION``.
+        """
+
+    @abstractmethod
+    async def list_dir(self, path: str) -> list[RawEntry]:
+        """Direct children (any order); ``FS_NOT_FOUND`` / ``FS_NOT_DIRECTORY``."""
+
+    def is_internal(self, name: str) -> bool:
+        """True for the dialect's own scratch names, hidden from listings."""
+        return False
+
+
+def protocols(fs: Any) -> tuple[str, ...]:
+    """The protocol names an fsspec instance answers to."""
+    proto = fs.protocol
+    return (proto,) if isinstance(proto, str) else tuple(proto)
+
+
+def check_size(name: str, size: int | None, limit: int | None) -> None:
+    """Raise ``FS_TOO_LARGE`` when ``size`` is over ``limit``."""
+    if limit is not None and size is not None and size > limit:
+        raise FsTooLarge(
+            f'"{name}" is {size} bytes, over the {limit}-byte edit limit (max_edit_bytes); '
+            "rewrite it with write, or raise max_edit_bytes"
+        )
+
+
+async def run_blocking(inline: bool, fn: Callable[[], T]) -> T:
+    """Run a blocking function inline (fast, in-memory stores) or in a worker thread."""
+    if inline:
+        return fn()
+    return await asyncio.to_thread(fn)
+
+
+@asynccontextmanager
+async def reader_from(opener: Callable[[], Awaitable[RawReader]]) -> AsyncIterator[RawReader]:
+    """Wrap an awaitable opener as an async context manager."""
+    yield await opener()

@@ -1,0 +1,319 @@
+"""Local disk: stat-identity versions, temp-file + rename writes, flock-guarded checks.
+
+Version = ``dev:ino:size:mtime_ns:ctime_ns`` taken by ``fstat`` on the very
+descriptor the content came from. A guarded write runs its version check and
+its publication under an exclusive ``flock`` on a per-target lock file that
+lives outside the user's tree (keyed by the parent directory's ``(dev, ino)``
+and the name, so every spelling and every process agrees on one lock).
+Creation publishes with ``link(2)``, which never replaces, so a racing
+creator is never clobbered.
+
+Known limit: a writer that takes no lock (a text editor) can still slip in
+between the final version check and the rename.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import Any, ClassVar, NoReturn
+
+from fsseam.backends.dialects.base import (
+    CHUNK_SIZE,
+    Dialect,
+    RawEntry,
+    RawReader,
+    StoredWrite,
+    check_size,
+)
+from fsseam.seam import (
+    CreateIfAbsent,
+    FsError,
+    FsErrorCode,
+    FsInfo,
+    FsNotObserved,
+    FsPathInfo,
+    FsStaleVersion,
+    FsVersion,
+    FsWriteIntent,
+    ReplaceIfVersion,
+)
+from fsseam.seam.types import FileType, PathType
+
+__all__ = ["LocalDialect"]
+
+_TMP_PREFIX = ".fsseam."
+_TMP_SUFFIX = ".tmp"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _version(st: os.stat_result) -> FsVersion:
+    return FsVersion(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+
+
+def _file_type(mode: int) -> FileType:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "other"
+
+
+def _path_type(mode: int) -> PathType:
+    return "symlink" if stat.S_ISLNK(mode) else _file_type(mode)
+
+
+_ERRNO_CODES = {
+    errno.ENOENT: FsErrorCode.FS_NOT_FOUND,
+    errno.ENOTDIR: FsErrorCode.FS_NOT_DIRECTORY,
+    errno.EISDIR: FsErrorCode.FS_NOT_REGULAR_FILE,
+    errno.EACCES: FsErrorCode.FS_PERMISSION_DENIED,
+    errno.EPERM: FsErrorCode.FS_PERMISSION_DENIED,
+    errno.EROFS: FsErrorCode.FS_PERMISSION_DENIED,
+    errno.ELOOP: FsErrorCode.FS_SANDBOX_DENIED,
+}
+
+_ERRNO_HINTS = {
+    FsErrorCode.FS_NOT_FOUND: "it does not exist",
+    FsErrorCode.FS_NOT_DIRECTORY: "a parent path is not a directory",
+    FsErrorCode.FS_NOT_REGULAR_FILE: "it is a directory",
+    FsErrorCode.FS_PERMISSION_DENIED: "the operating system denied access",
+    FsErrorCode.FS_SANDBOX_DENIED: "it turned into a symlink after it was resolved; resolve it again",
+}
+
+
+def _raise_os(path: str, exc: OSError) -> NoReturn:
+    code = _ERRNO_CODES.get(exc.errno or 0, FsErrorCode.FS_IO_ERROR)
+    hint = _ERRNO_HINTS.get(code) or (exc.strerror or str(exc))
+    raise FsError(f'"{path}": {hint}', code) from exc
+
+
+@contextmanager
+def _os_errors(path: str) -> Iterator[None]:
+    """The one boundary where OSError becomes FsError for this dialect."""
+    try:
+        yield
+    except FsError:
+        raise
+    except OSError as exc:
+        _raise_os(path, exc)
+
+
+def _lock_dir() -> str:
+    path = os.path.join(tempfile.gettempdir(), f"fsseam-locks-{os.getuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+class _FdReader(RawReader):
+    def __init__(self, fd: int, info: FsInfo, path: str) -> None:
+        self._fd = fd
+        self.info = info
+        self._path = path
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        size = self.info.size or 0
+        # One read covers small files; the +1 notices growth since fstat.
+        want = size + 1 if size < CHUNK_SIZE else CHUNK_SIZE
+        while True:
+            with _os_errors(self._path):
+                data = os.read(self._fd, want)
+            if not data:
+                return
+            yield data
+            want = CHUNK_SIZE
+
+
+class LocalDialect(Dialect):
+    """fsspec ``LocalFileSystem``: the OS file APIs directly, for speed and identity."""
+
+    name: ClassVar[str] = "local"
+    atomic_conditional_write: ClassVar[bool] = True
+    local_paths: ClassVar[bool] = True
+
+    def __init__(self, fs: Any) -> None:
+        super().__init__(fs)
+        self._locks = _lock_dir()
+
+    def url(self, path: str) -> str:
+        return path
+
+    async def stat(self, path: str) -> FsInfo | None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            _raise_os(path, exc)
+        return FsInfo(_version(st), _file_type(st.st_mode), st.st_size)
+
+    async def lstat(self, path: str) -> FsPathInfo | None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            _raise_os(path, exc)
+        return FsPathInfo(_version(st), _path_type(st.st_mode), st.st_size)
+
+    def _open(self, path: str) -> tuple[int, FsInfo]:
+        with _os_errors(path):
+            fd = os.open(path, _OPEN_FLAGS)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                raise FsError(
+                    f'"{path}" is {kind}; only regular files can be read or written',
+                    FsErrorCode.FS_NOT_REGULAR_FILE,
+                )
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, FsInfo(_version(st), "file", st.st_size)
+
+    def open_read(self, path: str) -> AbstractAsyncContextManager[RawReader]:
+        @asynccontextmanager
+        async def opened() -> AsyncIterator[RawReader]:
+            fd, info = self._open(path)
+            try:
+                yield _FdReader(fd, info, path)
+            finally:
+                os.close(fd)
+
+        return opened()
+
+    async def read_bytes(self, path: str, limit: int | None = None) -> tuple[bytes, FsInfo]:
+        fd, info = self._open(path)
+        try:
+            check_size(path, info.size, limit)
+            size = info.size or 0
+            with _os_errors(path):
+                data = os.read(fd, size + 1)
+                if len(data) > size:
+                    # Grew since fstat: keep reading, but the version is still
+                    # the one of the descriptor, so a later guard will refuse.
+                    rest = [data]
+                    while chunk := os.read(fd, CHUNK_SIZE):
+                        rest.append(chunk)
+                    data = b"".join(rest)
+                    check_size(path, len(data), limit)
+            return data, info
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def _lock(self, path: str) -> Iterator[None]:
+        parent, name = os.path.split(path)
+        with _os_errors(parent):
+            pst = os.stat(parent)
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        lock_path = os.path.join(self._locks, f"{pst.st_dev:x}-{pst.st_ino:x}-{digest}.lock")
+        with _os_errors(lock_path):
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def _mkstemp(self, path: str) -> tuple[int, str]:
+        parent = os.path.dirname(path)
+        try:
+            return tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=parent)
+        except FileNotFoundError:
+            with _os_errors(path):
+                os.makedirs(parent, exist_ok=True)
+                return tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=parent)
+        except OSError as exc:
+            _raise_os(path, exc)
+
+    async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
+        fd, tmp = self._mkstemp(path)
+        published = False
+        try:
+            with _os_errors(path):
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            with self._lock(path), _os_errors(path):
+                try:
+                    old: os.stat_result | None = os.stat(path)
+                except FileNotFoundError:
+                    old = None
+                self._check_guard(path, old, guard)
+                if old is not None and not stat.S_ISREG(old.st_mode):
+                    raise FsError(
+                        f'"{path}" is a directory or special file; it cannot be overwritten',
+                        FsErrorCode.FS_NOT_REGULAR_FILE,
+                    )
+                os.fchmod(fd, (old.st_mode & 0o7777) if old else (0o666 & ~_UMASK))
+                # A reused inode with a coarse clock must never repeat a version.
+                now = time.time_ns()
+                mtime = max(now, old.st_mtime_ns + 1) if old else now
+                os.utime(fd, ns=(mtime, mtime))
+                if isinstance(guard, CreateIfAbsent):
+                    try:
+                        os.link(tmp, path)
+                    except FileExistsError:
+                        raise FsNotObserved(
+                            f'"{path}" already exists; read it before overwriting it'
+                        ) from None
+                    os.unlink(tmp)
+                else:
+                    os.rename(tmp, path)
+                published = True
+                version = _version(os.fstat(fd))
+            return StoredWrite(version, created=old is None)
+        finally:
+            os.close(fd)
+            if not published:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    @staticmethod
+    def _check_guard(path: str, old: os.stat_result | None, guard: FsWriteIntent | None) -> None:
+        if isinstance(guard, CreateIfAbsent) and old is not None:
+            raise FsNotObserved(f'"{path}" already exists; read it before overwriting it')
+        if isinstance(guard, ReplaceIfVersion):
+            if old is None:
+                raise FsStaleVersion(f'"{path}" was deleted since it was read')
+            if _version(old) != guard.version:
+                raise FsStaleVersion(f'"{path}" was modified since it was read')
+
+    async def list_dir(self, path: str) -> list[RawEntry]:
+        entries: list[RawEntry] = []
+        with _os_errors(path), os.scandir(path) as it:
+            for entry in it:
+                if self.is_internal(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                kind = _path_type(st.st_mode)
+                entries.append(
+                    RawEntry(
+                        entry.name,
+                        kind,
+                        _version(st),
+                        st.st_size if kind == "file" else None,
+                    )
+                )
+        return entries
+
+    def is_internal(self, name: str) -> bool:
+        return name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)

@@ -1,0 +1,426 @@
+"""``FsspecFileSystem``: the seam over any fsspec filesystem, and ``open_fs``.
+
+Path containment, read-only mode, text decoding and literal edits live here,
+once for every store; versions and guarded writes come from the dialect.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from fsseam import text as textmod
+from fsseam.backends.dialects import Dialect, dialect_class, dialect_for, protocols
+from fsseam.backends.dialects.base import RawReader
+from fsseam.seam import (
+    CreateIfAbsent,
+    FileSystem,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    FsInfo,
+    FsNotFound,
+    FsNotText,
+    FsPathInfo,
+    FsSandboxDenied,
+    FsStaleVersion,
+    FsTarget,
+    FsTargetKey,
+    FsTextStream,
+    FsTooLarge,
+    FsVersion,
+    FsWriteIntent,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+)
+
+__all__ = ["DEFAULT_MAX_EDIT_BYTES", "FsspecFileSystem", "open_fs"]
+
+DEFAULT_MAX_EDIT_BYTES = 10 * 1024 * 1024
+_RETRIES = 16
+
+
+class _TextStream(FsTextStream):
+    def __init__(self, reader: RawReader, name: str) -> None:
+        self._reader = reader
+        self._name = name
+        self.info = reader.info
+
+    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+        decoder = textmod.StreamDecoder(self._name)
+        async for chunk in self._reader.chunks():
+            text = decoder.feed(chunk)
+            if text:
+                yield text
+        tail = decoder.feed(b"", final=True)
+        if tail:
+            yield tail
+
+
+class FsspecFileSystem(FileSystem):
+    """The seam over any fsspec filesystem, rooted at ``root``.
+
+    ``root`` is a path or URL of that filesystem; nothing outside it can be
+    read or written. ``read_only`` refuses every mutation before any I/O.
+    ``max_edit_bytes`` bounds the files ``edit_text`` loads and produces.
+    """
+
+    def __init__(
+        self,
+        fs: fsspec.AbstractFileSystem,
+        root: str,
+        *,
+        read_only: bool = False,
+        max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+    ) -> None:
+        self._fs = fs
+        self._dialect: Dialect = dialect_for(fs)
+        self._protocols = protocols(fs)
+        self._read_only = read_only
+        self._max_edit_bytes = max_edit_bytes
+        self._local = self._dialect.local_paths
+        if self._local:
+            if root.startswith("file://"):
+                root = root[len("file://") :]
+            real = os.path.realpath(os.path.abspath(os.path.expanduser(root)))
+            if not os.path.isdir(real):
+                raise FileNotFoundError(
+                    f"workspace root {root!r} is not an existing directory; create it first"
+                )
+            self._root = real
+        else:
+            stripped = str(fs._strip_protocol(root)).rstrip("/")
+            self._root = stripped or str(fs.root_marker)
+        self._capabilities = FsCapabilities(
+            atomic_conditional_write=self._dialect.atomic_conditional_write,
+            read_only=read_only,
+        )
+
+    # -- public properties -------------------------------------------------
+
+    @property
+    def capabilities(self) -> FsCapabilities:
+        return self._capabilities
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        """The wrapped fsspec instance."""
+        return self._fs
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect deciding versions and guarded writes."""
+        return self._dialect
+
+    @property
+    def root(self) -> str:
+        """The root as a display path (absolute local path or URL)."""
+        return self._dialect.url(self._root)
+
+    @property
+    def max_edit_bytes(self) -> int:
+        """Largest file (and edit result) ``edit_text`` accepts."""
+        return self._max_edit_bytes
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self._read_only else ""
+        return f"FsspecFileSystem({self.root!r}, dialect={self._dialect.name!r}{mode})"
+
+    # -- paths ---------------------------------------------------------------
+
+    def _deny(self, path: str, why: str) -> FsSandboxDenied:
+        return FsSandboxDenied(f'"{path}" {why}; paths must stay inside {self.root}')
+
+    def _check_syntax(self, path: str) -> None:
+        if not isinstance(path, str) or not path:
+            raise self._deny(str(path), "is empty")
+        if "\x00" in path:
+            raise self._deny(path.replace("\x00", "\\0"), "contains a NUL byte")
+        if path.startswith("~"):
+            raise self._deny(path, "starts with ~ (home directories are not expanded)")
+        if "\\" in path:
+            raise self._deny(path, "contains a backslash (use / as the separator)")
+
+    def _contained(self, candidate: str) -> bool:
+        root = self._root
+        if candidate == root:
+            return True
+        prefix = root if root.endswith("/") else root + "/"
+        return candidate.startswith(prefix)
+
+    def _local_join(self, path: str, cwd: str | None) -> str:
+        if "://" in path:
+            if not path.startswith("file://"):
+                raise self._deny(path, "belongs to another store")
+            path = path[len("file://") :]
+        if os.path.isabs(path):
+            return path
+        base = self._root if cwd is None else self._local_path(cwd, None, follow=True)
+        return os.path.join(base, path)
+
+    def _local_path(self, path: str, cwd: str | None, *, follow: bool) -> str:
+        self._check_syntax(path)
+        joined = self._local_join(path, cwd)
+        if follow:
+            real = os.path.realpath(joined)
+        else:
+            parent, name = os.path.split(os.path.normpath(joined))
+            real = (
+                os.path.join(os.path.realpath(parent), name)
+                if name not in ("", ".", "..")
+                else os.path.realpath(joined)
+            )
+        if not self._contained(real):
+            raise self._deny(path, "resolves outside the workspace")
+        return real
+
+    def _store_path(self, path: str, cwd: str | None) -> str:
+        self._check_syntax(path)
+        if "://" in path:
+            proto = path.split("://", 1)[0]
+            if proto not in self._protocols:
+                raise self._deny(path, "belongs to another store")
+            store = str(self._fs._strip_protocol(path))
+        elif path.startswith("/"):
+            store = str(self._fs.root_marker) + path.lstrip("/")
+        else:
+            base = self._root if cwd is None else self._store_path(cwd, None)
+            store = base.rstrip("/") + "/" + path
+        # Normalise lexically under a fake "/" so ".." can never climb past it.
+        marker = str(self._fs.root_marker)
+        normal = posixpath.normpath("/" + store.lstrip("/"))
+        normal = marker + normal.lstrip("/") if marker == "" else normal
+        if not self._contained(normal):
+            raise self._deny(path, "resolves outside the workspace")
+        return normal
+
+    def _target(self, store: str) -> FsTarget:
+        key = store if self._local else self._dialect.url(store)
+        return FsTarget(FsTargetKey(key), self._dialect.url(store))
+
+    def _path_of(self, target: FsTarget) -> str:
+        """Re-contain a target on every use (a symlink may have moved since resolve)."""
+        if self._local:
+            real = os.path.realpath(target.target_key)
+            if not self._contained(real):
+                raise self._deny(target.display_path, "resolves outside the workspace")
+            return real
+        return self._store_path(target.target_key, None)
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        if self._local:
+            real = self._local_path(path, cwd, follow=True)
+            display = self._local_path(path, cwd, follow=False)
+            return FsTarget(FsTargetKey(real), display)
+        return self._target(self._store_path(path, cwd))
+
+    # -- reads ---------------------------------------------------------------
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        return await self._dialect.stat(self._path_of(target))
+
+    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
+        if self._local:
+            return await self._dialect.lstat(self._local_path(path, cwd, follow=False))
+        return await self._dialect.lstat(self._store_path(path, cwd))
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
+        @asynccontextmanager
+        async def opened() -> AsyncIterator[FsTextStream]:
+            async with self._dialect.open_read(self._path_of(target)) as reader:
+                yield _TextStream(reader, target.display_path)
+
+        return opened()
+
+    async def read_text(self, target: FsTarget) -> str:
+        data, _ = await self._dialect.read_bytes(self._path_of(target))
+        return textmod.decode(data, target.display_path)[0]
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        path = self._path_of(target)
+        try:
+            raw = await self._dialect.list_dir(path)
+        except FsNotFound:
+            if not self._local and path == self._root:
+                return []  # an object-store prefix exists once something is under it
+            raise
+        entries = [
+            FsDirEntry(
+                name=item.name,
+                type=item.type,
+                target=self._child_target(path, item.name),
+                version=item.version,
+                size=item.size,
+            )
+            for item in raw
+            if not self._dialect.is_internal(item.name)
+        ]
+        entries.sort(key=lambda entry: entry.name)
+        return entries
+
+    def _child_target(self, parent: str, name: str) -> FsTarget:
+        child = posixpath.join(parent, name) if not self._local else os.path.join(parent, name)
+        if self._local:
+            real = os.path.realpath(child)
+            key = real if self._contained(real) else child
+            return FsTarget(FsTargetKey(key), child)
+        return self._target(child)
+
+    # -- writes --------------------------------------------------------------
+
+    def _check_writable(self, target: FsTarget) -> None:
+        if self._read_only:
+            raise FsSandboxDenied(
+                f'cannot modify "{target.display_path}": the workspace {self.root} is read-only'
+            )
+
+    async def _current(self, path: str) -> tuple[bytes | None, FsInfo] | None:
+        """The stored bytes (``None`` when too large to keep) and version, or ``None``."""
+        try:
+            async with self._dialect.open_read(path) as reader:
+                info = reader.info
+                if info.size is not None and info.size > self._max_edit_bytes:
+                    async for chunk in reader.chunks():
+                        return (chunk[:3] if chunk else b""), info
+                    return b"", info
+                parts = [chunk async for chunk in reader.chunks()]
+                return b"".join(parts), info
+        except FsNotFound:
+            return None
+
+    async def write_text(
+        self,
+        target: FsTarget,
+        content: str,
+        expected: FsWriteIntent | None = None,
+    ) -> FsWriteOutcome:
+        self._check_writable(target)
+        path = self._path_of(target)
+        if isinstance(expected, CreateIfAbsent):
+            stored = await self._dialect.put(path, textmod.encode(content, False), expected)
+            return FsWriteOutcome("create", stored.version, None, content)
+        for _ in range(_RETRIES):
+            current = await self._current(path)
+            if isinstance(expected, ReplaceIfVersion) and (
+                current is None or current[1].version != expected.version
+            ):
+                what = "deleted" if current is None else "modified"
+                raise FsStaleVersion(f'"{target.display_path}" was {what} since it was read')
+            old_bytes = current[0] if current else None
+            bom = old_bytes is not None and old_bytes.startswith(textmod.BOM)
+            guard: FsWriteIntent = (
+                ReplaceIfVersion(current[1].version) if current else CreateIfAbsent()
+            )
+            try:
+                stored = await self._dialect.put(path, textmod.encode(content, bom), guard)
+            except FsError as exc:
+                # Unconditional writes retry a lost race; guarded ones report it.
+                if expected is None and exc.code in _RACE_CODES:
+                    continue
+                raise
+            return FsWriteOutcome(
+                "update" if current else "create",
+                stored.version,
+                _maybe_text(old_bytes, target.display_path, self._max_edit_bytes),
+                content,
+            )
+        raise FsError(
+            f'"{target.display_path}" kept changing during {_RETRIES} write attempts; try again',
+            FsErrorCode.FS_STALE_VERSION,
+        )
+
+    async def edit_text(
+        self,
+        target: FsTarget,
+        edit: FsEditRequest,
+        expected: FsVersion | None = None,
+    ) -> FsEditOutcome:
+        self._check_writable(target)
+        path = self._path_of(target)
+        name = target.display_path
+        for _ in range(_RETRIES):
+            try:
+                data, info = await self._dialect.read_bytes(path, self._max_edit_bytes)
+            except FsNotFound:
+                raise FsStaleVersion(
+                    f'"{name}" does not exist (deleted since it was read, or never created); '
+                    "create it with write"
+                ) from None
+            if expected is not None and info.version != expected:
+                raise FsStaleVersion(f'"{name}" was modified since it was read')
+            before, bom = textmod.decode(data, name)
+            result = textmod.apply_edit(
+                before, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
+            )
+            encoded = textmod.encode(result.text, bom)
+            if len(encoded) > self._max_edit_bytes:
+                raise FsTooLarge(
+                    f'editing "{name}" would make it {len(encoded)} bytes, over the '
+                    f"{self._max_edit_bytes}-byte edit limit (max_edit_bytes)"
+                )
+            try:
+                stored = await self._dialect.put(path, encoded, ReplaceIfVersion(info.version))
+            except FsError as exc:
+                if expected is None and exc.code in _RACE_CODES:
+                    continue  # unguarded edit: re-read and re-apply on the new text
+                raise
+            return FsEditOutcome(stored.version, before, result.text, result.replacements)
+        raise FsError(
+            f'"{name}" kept changing during {_RETRIES} edit attempts; try again',
+            FsErrorCode.FS_STALE_VERSION,
+        )
+
+
+_RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})
+
+
+def _maybe_text(data: bytes | None, name: str, limit: int) -> str | None:
+    if data is None or len(data) > limit:
+        return None
+    try:
+        return textmod.decode(data, name)[0]
+    except FsNotText:
+        return None
+
+
+def open_fs(
+    url_or_path: str,
+    *,
+    read_only: bool = False,
+    max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+    **storage_options: Any,
+) -> FsspecFileSystem:
+    """Mount a workspace: a local path, ``file://``, ``memory://``, ``s3://``, ``gs://``, ``az://``...
+
+    The URL is the root; nothing outside it can be touched. ``storage_options``
+    go straight to fsspec (cloud dialects add cache-safe defaults).
+    """
+    if "://" not in url_or_path or url_or_path.startswith("file://"):
+        return FsspecFileSystem(
+            LocalFileSystem(), url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes
+        )
+    protocol = url_or_path.split("://", 1)[0]
+    cls = dialect_class(protocol)
+    options = dict(storage_options)
+    if cls is not None:
+        options = cls.default_options(options)
+    try:
+        fs = fsspec.filesystem(protocol, **options)
+    except ImportError as exc:
+        hint = {"s3": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure"}.get(protocol)
+        extra = f' (pip install "fsseam[{hint}]")' if hint else ""
+        raise ImportError(f"{protocol}:// needs an extra package{extra}: {exc}") from exc
+    if protocol == "memory":
+        root = str(fs._strip_protocol(url_or_path))
+        if not fs.exists(root):
+            fs.makedirs(root, exist_ok=True)
+    return FsspecFileSystem(fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes)

@@ -1,0 +1,16 @@
+"""Names of the events the tools dispatch and the policy answers."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT"]
+
+FS_WRITE_INTENT: Final = "fs/write-intent"
+"""waterfall(actor, target) -> FsWriteIntent | None: the guard for a write."""
+
+FS_EDIT_INTENT: Final = "fs/edit-intent"
+"""waterfall(actor, target) -> FsVersion | None: the version an edit must match."""
+
+FS_OBSERVED: Final = "fs/observed"
+"""emit(actor, target, FsObservation): a tool saw the file (or its absence)."""

@@ -1,0 +1,168 @@
+"""Value types that cross the seam: targets, versions, write guards, outcomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NewType
+
+__all__ = [
+    "Absent",
+    "CreateIfAbsent",
+    "FsCapabilities",
+    "FsDirEntry",
+    "FsEditOutcome",
+    "FsEditRequest",
+    "FsInfo",
+    "FsObservation",
+    "FsPathInfo",
+    "FsTarget",
+    "FsTargetKey",
+    "FsVersion",
+    "FsWriteIntent",
+    "FsWriteOutcome",
+    "Present",
+    "ReplaceIfVersion",
+]
+
+FsVersion = NewType("FsVersion", str)
+"""Opaque version token of a file's content; compare for equality, never parse."""
+
+FsTargetKey = NewType("FsTargetKey", str)
+"""Opaque identity of a target: two spellings of one object share it."""
+
+FileType = Literal["file", "directory", "other"]
+PathType = Literal["file", "directory", "symlink", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class FsTarget:
+    """A resolved, contained location in the mounted store."""
+
+    target_key: FsTargetKey
+    """Identity used by the policy and locks; equal for every spelling of one object."""
+    display_path: str
+    """The path as a person would type it for this store (absolute path or full URL)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsInfo:
+    """Metadata of an existing object, following symlinks."""
+
+    version: FsVersion
+    """The store's change token for exactly this content."""
+    type: FileType
+    """``file``, ``directory`` or ``other`` (FIFO, socket, device)."""
+    size: int | None
+    """Size in bytes, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsPathInfo:
+    """Metadata of a path itself: a final symlink is reported, not followed."""
+
+    version: FsVersion
+    """Change token of the path's own object (the link itself for a symlink)."""
+    type: PathType
+    """``file``, ``directory``, ``symlink`` or ``other``."""
+    size: int | None
+    """Size in bytes, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsDirEntry:
+    """One direct child of a directory."""
+
+    name: str
+    """The child's name (no separators)."""
+    type: PathType
+    """Its type, without following a final symlink."""
+    target: FsTarget
+    """The child as a resolvable target."""
+    version: FsVersion | None
+    """Its version when the listing carries one cheaply, else ``None``."""
+    size: int | None
+    """Size in bytes, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateIfAbsent:
+    """Write guard: create the file only if nothing exists there."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceIfVersion:
+    """Write guard: replace the file only while it is still at ``version``."""
+
+    version: FsVersion
+    """The version the writer observed."""
+
+
+FsWriteIntent = CreateIfAbsent | ReplaceIfVersion
+"""The guard of a write; ``None`` instead means unconditional (still atomic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsWriteOutcome:
+    """What a successful ``write_text`` did."""
+
+    operation: Literal["create", "update"]
+    """``create`` when nothing existed before, else ``update``."""
+    version: FsVersion
+    """Version of the content just written."""
+    before: str | None
+    """Previous text, when there was one and it was text and fetched."""
+    after: str
+    """The text now stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsEditRequest:
+    """A literal replacement to apply to a file."""
+
+    old_string: str
+    """Exact text to find (matched on LF-normalized text)."""
+    new_string: str
+    """Replacement; its line breaks take the file's dominant ending."""
+    replace_all: bool = False
+    """Replace every occurrence instead of requiring exactly one."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsEditOutcome:
+    """What a successful ``edit_text`` did."""
+
+    version: FsVersion
+    """Version of the content just written."""
+    before: str
+    """The text the edit was applied to."""
+    after: str
+    """The text now stored."""
+    replacements: int
+    """How many occurrences were replaced."""
+
+
+@dataclass(frozen=True, slots=True)
+class Present:
+    """Observation: the file existed at ``version``."""
+
+    version: FsVersion
+    """The version observed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Absent:
+    """Observation: nothing existed at the path."""
+
+
+FsObservation = Present | Absent
+"""What a session last saw at a target."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsCapabilities:
+    """What a mounted store promises."""
+
+    atomic_conditional_write: bool
+    """True when guards hold across processes (the store or a lock protocol checks them)."""
+    read_only: bool
+    """True when every mutation is refused with ``FS_SANDBOX_DENIED``."""

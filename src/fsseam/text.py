@@ -1,0 +1,295 @@
+"""Text rules shared by every backend: decoding, line model, literal edits.
+
+Pure functions and small state machines, no I/O. The line model:
+lines are separated by ``\\n``; a final newline does not start another line;
+an empty text has no lines; a ``\\r`` before the ``\\n`` is not part of the
+shown line.
+"""
+
+from __future__ import annotations
+
+import codecs
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from fsseam.seam.errors import FsEditNotFound, FsAmbiguousEdit, FsNotText
+
+__all__ = [
+    "BOM",
+    "EditResult",
+    "LineWindow",
+    "StreamDecoder",
+    "apply_edit",
+    "count_lines",
+    "decode",
+    "dominant_newline",
+    "encode",
+]
+
+BOM = codecs.BOM_UTF8
+
+
+def _not_text(name: str, why: str) -> FsNotText:
+    return FsNotText(f'"{name}" is not UTF-8 text ({why}); only text files can be read or edited')
+
+
+def decode(data: bytes, name: str = "file") -> tuple[str, bool]:
+    """Decode strict UTF-8; return the text and whether a BOM was stripped.
+
+    Raises ``FS_NOT_TEXT`` on a NUL byte or invalid UTF-8.
+    """
+    bom = data.startswith(BOM)
+    if bom:
+        data = data[3:]
+    if b"\x00" in data:
+        raise _not_text(name, "it contains NUL bytes, so it looks binary")
+    try:
+        return data.decode("utf-8"), bom
+    except UnicodeDecodeError as exc:
+        raise _not_text(name, f"invalid UTF-8 at byte {exc.start + (3 if bom else 0)}") from None
+
+
+def encode(text: str, bom: bool) -> bytes:
+    """Encode text as UTF-8, with a BOM in front when the file had one."""
+    data = text.encode("utf-8")
+    return BOM + data if bom else data
+
+
+class StreamDecoder:
+    """Incremental strict UTF-8 decoder that strips a leading BOM.
+
+    Memory stays bounded by the chunk size whatever the file size.
+    """
+
+    def __init__(self, name: str = "file") -> None:
+        self._name = name
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._head = b""
+        self._started = False
+        self._offset = 0
+        self.bom = False
+        """True once a leading BOM was seen."""
+
+    def feed(self, data: bytes, final: bool = False) -> str:
+        """Decode the next bytes (``final`` flushes and checks for a truncated sequence)."""
+        if not self._started:
+            self._head += data
+            if len(self._head) < 3 and not final and BOM.startswith(self._head):
+                return ""
+            data, self._head, self._started = self._head, b"", True
+            if data.startswith(BOM):
+                self.bom = True
+                data = data[3:]
+                self._offset = 3
+        if b"\x00" in data:
+            raise _not_text(self._name, "it contains NUL bytes, so it looks binary")
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            raise _not_text(self._name, f"invalid UTF-8 near byte {self._offset + exc.start}") from None
+        self._offset += len(data)
+        return text
+
+
+def count_lines(text: str) -> int:
+    """Number of lines under the line model."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def dominant_newline(text: str) -> str:
+    """``\\r\\n`` when CRLF line breaks outnumber bare LF ones, else ``\\n``."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf > text.count("\n") - crlf else "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class EditResult:
+    """The text after a literal edit and how many replacements were made."""
+
+    text: str
+    replacements: int
+
+
+def apply_edit(
+    text: str,
+    old_string: str,
+    new_string: str,
+    *,
+    replace_all: bool = False,
+    name: str = "file",
+) -> EditResult:
+    """Replace ``old_string`` with ``new_string`` in ``text``.
+
+    Matching happens on LF-normalized text (CRLF counts as LF in both the file
+    and ``old_string``); the replacement is spliced into the original so every
+    untouched character, including other line endings, stays identical. Line
+    breaks in ``new_string`` take the file's dominant ending.
+
+    Raises ``FS_EDIT_NOT_FOUND`` (empty or missing) and ``FS_AMBIGUOUS_EDIT``.
+    """
+    needle = old_string.replace("\r\n", "\n")
+    if not needle:
+        raise FsEditNotFound(f'old_string is empty; nothing to find in "{name}"')
+    crlf_at = _crlf_positions(text)
+    haystack = text.replace("\r\n", "\n") if crlf_at else text
+    count = haystack.count(needle)
+    if count == 0:
+        raise FsEditNotFound(
+            f'old_string was not found in "{name}"; it must match the file exactly '
+            "(whitespace and indentation included) — read the file and copy the text"
+        )
+    if count > 1 and not replace_all:
+        raise FsAmbiguousEdit(
+            f'old_string matches {count} places in "{name}"; include more surrounding '
+            "lines to make it unique, or set replace_all to replace every occurrence"
+        )
+    newline = dominant_newline(text)
+    replacement = new_string.replace("\r\n", "\n")
+    if newline != "\n":
+        replacement = replacement.replace("\n", newline)
+    if not crlf_at:
+        return EditResult(text.replace(needle, replacement), count)
+    # Normalized index n maps back to n + (CRLFs that collapsed before n).
+    collapsed = [pos - i for i, pos in enumerate(crlf_at)]
+    pieces: list[str] = []
+    cursor = 0
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        orig_start = start + bisect_left(collapsed, start)
+        orig_end = end + bisect_left(collapsed, end)
+        pieces.append(text[cursor:orig_start])
+        pieces.append(replacement)
+        cursor = orig_end
+        start = haystack.find(needle, end)
+    pieces.append(text[cursor:])
+    return EditResult("".join(pieces), count)
+
+
+def _crlf_positions(text: str) -> list[int]:
+    positions: list[int] = []
+    find = text.find
+    at = find("\r\n")
+    while at != -1:
+        positions.append(at)
+        at = find("\r\n", at + 2)
+    return positions
+
+
+@dataclass(slots=True)
+class LineWindow:
+    """Collects a window of lines from streamed text and counts every line.
+
+    Feed decoded chunks in order, then call :meth:`finish`. Only the lines in
+    the window are kept, each cut to ``max_line_chars``; the window also stops
+    once the shown lines (UTF-8 bytes plus one newline each) would pass
+    ``max_bytes``. Memory stays bounded whatever the size of the text.
+    """
+
+    offset: int = 1
+    limit: int = 2000
+    max_bytes: int = 50 * 1024
+    max_line_chars: int = 2000
+    lines: list[str] = field(default_factory=list)
+    """Shown lines, ``\\r`` stripped; a cut line has ``truncated`` recorded."""
+    truncated: set[int] = field(default_factory=set)
+    """Indexes into ``lines`` of lines that were cut."""
+    total: int = 0
+    """Exact number of lines (valid after ``finish``)."""
+    capped: bool = False
+    """True when the byte cap, not the line limit, ended the window."""
+    _used: int = 0
+    _partial: list[str] = field(default_factory=list)
+    _partial_len: int = 0
+    _partial_cut: bool = False
+    _has_partial: bool = False
+    _done: bool = False
+
+    @property
+    def first(self) -> int:
+        """Number of the first shown line."""
+        return self.offset
+
+    @property
+    def last(self) -> int:
+        """Number of the last shown line (``first - 1`` when none)."""
+        return self.offset + len(self.lines) - 1
+
+    def feed(self, chunk: str) -> None:
+        """Consume the next piece of text."""
+        if not chunk:
+            return
+        if self._done:
+            self.total += chunk.count("\n")
+            self._has_partial = not chunk.endswith("\n")
+            return
+        parts = chunk.split("\n")
+        last_index = len(parts) - 1
+        for i, part in enumerate(parts):
+            if i == last_index:
+                if part:
+                    self._extend_partial(part)
+                    self._has_partial = True
+                return
+            self._extend_partial(part)
+            self._complete_line()
+            if self._done:
+                rest = parts[i + 1 :]
+                self.total += len(rest) - 1
+                tail = rest[-1]
+                self._has_partial = bool(tail)
+                return
+
+    def finish(self) -> None:
+        """Account for a last line without a final newline."""
+        if self._has_partial:
+            if self._done:
+                self.total += 1
+            else:
+                self._complete_line()
+            self._has_partial = False
+
+    def _in_window(self) -> bool:
+        return not self._done and self.total + 1 >= self.offset
+
+    def _extend_partial(self, part: str) -> None:
+        if not part or not self._in_window():
+            return
+        room = self.max_line_chars + 2 - self._partial_len
+        if room <= 0:
+            self._partial_cut = True
+            return
+        if len(part) > room:
+            part = part[:room]
+            self._partial_cut = True
+        self._partial.append(part)
+        self._partial_len += len(part)
+
+    def _complete_line(self) -> None:
+        self.total += 1
+        self._has_partial = False
+        if self.total < self.offset or self._done:
+            return
+        line = "".join(self._partial) if len(self._partial) != 1 else self._partial[0]
+        cut = self._partial_cut
+        self._partial.clear()
+        self._partial_len = 0
+        self._partial_cut = False
+        if not cut and line.endswith("\r"):
+            line = line[:-1]
+        if len(line) > self.max_line_chars:
+            line = line[: self.max_line_chars]
+            cut = True
+        size = (len(line) if line.isascii() else len(line.encode("utf-8"))) + 1
+        if self.lines and self._used + size > self.max_bytes:
+            self.capped = True
+            self._done = True
+            return
+        self._used += size
+        if cut:
+            self.truncated.add(len(self.lines))
+        self.lines.append(line)
+        if len(self.lines) >= self.limit:
+            self._done = True
