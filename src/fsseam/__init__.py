@@ -1,0 +1,109 @@
+"""fsseam: safe read / write / edit tools for LLM agents over any fsspec store.
+
+Quick start::
+
+    from fsseam import Context, FileTools, ObservationPolicy, ToolExecution, Agent, open_fs
+
+    ctx = Context(open_fs("./workspace"))
+    ctx.plugin(ObservationPolicy())
+    ctx.plugin(FileTools())
+    run = ToolExecution(agent=Agent(session=object()))
+    result = ctx.tools.execute_sync("read", {"file_path": "notes.txt"}, run)
+"""
+
+from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem, open_fs
+from fsseam.host import Agent, Context, Plugin, Tool, ToolExecution, ToolRegistry, ToolResult
+from fsseam.policy import ObservationPolicy
+from fsseam.seam import (
+    FS_EDIT_INTENT,
+    FS_OBSERVED,
+    FS_WRITE_INTENT,
+    Absent,
+    CreateIfAbsent,
+    FileSystem,
+    FsAborted,
+    FsAmbiguousEdit,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditNotFound,
+    FsEditOutcome,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    FsInfo,
+    FsIOError,
+    FsNotDirectory,
+    FsNotFound,
+    FsNotObserved,
+    FsNotRegularFile,
+    FsNotText,
+    FsObservation,
+    FsPathInfo,
+    FsPermissionDenied,
+    FsSandboxDenied,
+    FsStaleVersion,
+    FsTarget,
+    FsTargetKey,
+    FsTextStream,
+    FsTooLarge,
+    FsVersion,
+    FsWriteIntent,
+    FsWriteOutcome,
+    Present,
+    ReplaceIfVersion,
+)
+from fsseam.tools import FileTools
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_EDIT_BYTES",
+    "FS_EDIT_INTENT",
+    "FS_OBSERVED",
+    "FS_WRITE_INTENT",
+    "Absent",
+    "Agent",
+    "Context",
+    "CreateIfAbsent",
+    "FileSystem",
+    "FileTools",
+    "FsAborted",
+    "FsAmbiguousEdit",
+    "FsCapabilities",
+    "FsDirEntry",
+    "FsEditNotFound",
+    "FsEditOutcome",
+    "FsEditRequest",
+    "FsError",
+    "FsErrorCode",
+    "FsIOError",
+    "FsInfo",
+    "FsNotDirectory",
+    "FsNotFound",
+    "FsNotObserved",
+    "FsNotRegularFile",
+    "FsNotText",
+    "FsObservation",
+    "FsPathInfo",
+    "FsPermissionDenied",
+    "FsSandboxDenied",
+    "FsStaleVersion",
+    "FsTarget",
+    "FsTargetKey",
+    "FsTextStream",
+    "FsTooLarge",
+    "FsVersion",
+    "FsWriteIntent",
+    "FsWriteOutcome",
+    "FsspecFileSystem",
+    "ObservationPolicy",
+    "Plugin",
+    "Present",
+    "ReplaceIfVersion",
+    "Tool",
+    "ToolExecution",
+    "ToolRegistry",
+    "ToolResult",
+    "__version__",
+    "open_fs",
+]

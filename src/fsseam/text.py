@@ -12,7 +12,7 @@ import codecs
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from fsseam.seam.errors import FsEditNotFound, FsAmbiguousEdit, FsNotText
+from fsseam.seam.errors import FsAmbiguousEdit, FsEditNotFound, FsNotText
 
 __all__ = [
     "BOM",
@@ -86,7 +86,9 @@ class StreamDecoder:
         try:
             text = self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
-            raise _not_text(self._name, f"invalid UTF-8 near byte {self._offset + exc.start}") from None
+            raise _not_text(
+                self._name, f"invalid UTF-8 near byte {self._offset + exc.start}"
+            ) from None
         self._offset += len(data)
         return text
 

@@ -55,7 +55,7 @@ class _TextStream(FsTextStream):
         self._name = name
         self.info = reader.info
 
-    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[str]:
         decoder = textmod.StreamDecoder(self._name)
         async for chunk in self._reader.chunks():
             text = decoder.feed(chunk)

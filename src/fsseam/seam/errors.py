@@ -89,7 +89,7 @@ class FsError(Exception):
         target: type[FsError] = cls
         if cls is FsError and resolved is not None:
             target = FsError._by_code.get(resolved, FsError)
-        return super(FsError, target).__new__(target)  # type: ignore[misc]
+        return super(FsError, target).__new__(target)
 
     def __init__(self, message: str = "", code: FsErrorCode | str | None = None) -> None:
         resolved = FsErrorCode(code) if code is not None else self.default_code

@@ -54,13 +54,20 @@ def _stripe(path: str) -> threading.Lock:
 
 def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
-        raise FsError(f'"{url}": it does not exist', FsErrorCode.FS_NOT_FOUND) from exc
+        raise FsError(
+            f'"{url}" does not exist; check the path (write creates new files)',
+            FsErrorCode.FS_NOT_FOUND,
+        ) from exc
     if isinstance(exc, NotADirectoryError):
         raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
     if isinstance(exc, IsADirectoryError):
-        raise FsError(f'"{url}" is a directory', FsErrorCode.FS_NOT_REGULAR_FILE) from exc
+        raise FsError(
+            f'"{url}" is a directory, not a file', FsErrorCode.FS_NOT_REGULAR_FILE
+        ) from exc
     if isinstance(exc, PermissionError):
-        raise FsError(f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED) from exc
+        raise FsError(
+            f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED
+        ) from exc
     raise FsError(f'"{url}": {type(exc).__name__}: {exc}', FsErrorCode.FS_IO_ERROR) from exc
 
 
@@ -160,7 +167,7 @@ class GenericDialect(Dialect):
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
                 raise FsNotObserved(
-                    f'"{self.url(path)}" already exists; read it before overwriting it'
+                    f'"{self.url(path)}" already exists and was not read before this write'
                 )
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:

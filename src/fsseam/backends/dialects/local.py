@@ -14,6 +14,7 @@ between the final version check and the rename.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -82,19 +83,20 @@ _ERRNO_CODES = {
     errno.ELOOP: FsErrorCode.FS_SANDBOX_DENIED,
 }
 
-_ERRNO_HINTS = {
-    FsErrorCode.FS_NOT_FOUND: "it does not exist",
-    FsErrorCode.FS_NOT_DIRECTORY: "a parent path is not a directory",
-    FsErrorCode.FS_NOT_REGULAR_FILE: "it is a directory",
-    FsErrorCode.FS_PERMISSION_DENIED: "the operating system denied access",
-    FsErrorCode.FS_SANDBOX_DENIED: "it turned into a symlink after it was resolved; resolve it again",
+_ERRNO_MESSAGES = {
+    FsErrorCode.FS_NOT_FOUND: '"{path}" does not exist; check the path (write creates new files)',
+    FsErrorCode.FS_NOT_DIRECTORY: '"{path}": a component of the path is not a directory',
+    FsErrorCode.FS_NOT_REGULAR_FILE: '"{path}" is a directory, not a file',
+    FsErrorCode.FS_PERMISSION_DENIED: '"{path}": the operating system denied access ({why})',
+    FsErrorCode.FS_SANDBOX_DENIED: '"{path}" became a symlink after it was resolved; try again',
 }
 
 
 def _raise_os(path: str, exc: OSError) -> NoReturn:
     code = _ERRNO_CODES.get(exc.errno or 0, FsErrorCode.FS_IO_ERROR)
-    hint = _ERRNO_HINTS.get(code) or (exc.strerror or str(exc))
-    raise FsError(f'"{path}": {hint}', code) from exc
+    why = exc.strerror or str(exc)
+    template = _ERRNO_MESSAGES.get(code, '"{path}": {why}')
+    raise FsError(template.format(path=path, why=why), code) from exc
 
 
 @contextmanager
@@ -268,7 +270,7 @@ class LocalDialect(Dialect):
                         os.link(tmp, path)
                     except FileExistsError:
                         raise FsNotObserved(
-                            f'"{path}" already exists; read it before overwriting it'
+                            f'"{path}" already exists and was not read before this write'
                         ) from None
                     os.unlink(tmp)
                 else:
@@ -279,15 +281,13 @@ class LocalDialect(Dialect):
         finally:
             os.close(fd)
             if not published:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
-                except OSError:
-                    pass
 
     @staticmethod
     def _check_guard(path: str, old: os.stat_result | None, guard: FsWriteIntent | None) -> None:
         if isinstance(guard, CreateIfAbsent) and old is not None:
-            raise FsNotObserved(f'"{path}" already exists; read it before overwriting it')
+            raise FsNotObserved(f'"{path}" already exists and was not read before this write')
         if isinstance(guard, ReplaceIfVersion):
             if old is None:
                 raise FsStaleVersion(f'"{path}" was deleted since it was read')

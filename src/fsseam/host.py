@@ -1,0 +1,296 @@
+"""The small runtime that wires a mounted file system, events, plugins and tools.
+
+``Context(fs)`` mounts a provider; plugins (the policy, the tools) attach with
+``ctx.plugin(...)``; adapters (CLI, MCP, your agent loop) call
+``ctx.tools.execute(name, args, execution)``. A Context may be shared by many
+asyncio tasks and by several threads, each running its own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from fsseam.seam import FileSystem, FsError, FsErrorCode
+
+__all__ = [
+    "Agent",
+    "Context",
+    "Plugin",
+    "Tool",
+    "ToolExecution",
+    "ToolRegistry",
+    "ToolResult",
+]
+
+log = logging.getLogger("fsseam")
+
+Listener = Callable[..., Any]
+SchemaFormat = Literal["openai", "anthropic", "mcp"]
+
+_REMEDIES = {
+    FsErrorCode.FS_STALE_VERSION: " — re-read the file, then retry",
+    FsErrorCode.FS_NOT_OBSERVED: " — read the file, then retry",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """The agent running a tool; ``session`` is the policy owner (any object)."""
+
+    session: object = None
+    """Whatever identifies one conversation; the policy keys observations by it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecution:
+    """One tool call's context, passed to listeners as the opaque actor."""
+
+    agent: Agent = field(default_factory=Agent)
+    """The calling agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call produced, for the model (``text``) and for code (``value``)."""
+
+    is_error: bool
+    """True when the call failed; ``text`` then says why and what to do."""
+    text: str
+    """The rendered text the model sees."""
+    value: dict[str, Any] | None = None
+    """Structured result on success."""
+    error: dict[str, str] | None = None
+    """``{"name": ..., "code": ...}`` on failure."""
+
+    @classmethod
+    def failure(cls, exc: FsError) -> ToolResult:
+        """The result for an :class:`FsError`, with its remedy appended."""
+        text = f"{exc.code.value}: {exc.message}{_REMEDIES.get(exc.code, '')}"
+        return cls(True, text, None, {"name": "FsError", "code": exc.code.value})
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A model-callable tool: a name, a description, a JSON Schema and ``run``."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    async def run(
+        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    ) -> ToolResult:
+        """Validate ``args`` and perform the call; raise FsError or ToolArgumentsError."""
+        ...
+
+
+class ToolArgumentsError(Exception):
+    """Arguments that fail validation; the message names the field."""
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    """Anything that attaches to a Context (listeners, tools)."""
+
+    def setup(self, ctx: Context) -> None:
+        """Register listeners and tools on ``ctx``."""
+        ...
+
+
+class ToolRegistry:
+    """The tools registered on a Context: execute them and export their schemas."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._tools: dict[str, Tool] = {}
+        self._local = threading.local()
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool; a second tool with the same name replaces the first."""
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, if registered."""
+        return self._tools.get(name)
+
+    async def execute(
+        self, name: str, args: Mapping[str, Any] | None, execution: ToolExecution | None = None
+    ) -> ToolResult:
+        """Run tool ``name``; never raises for anything a model can send."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            return ToolResult(
+                True,
+                f"UNKNOWN_TOOL: no tool named {name!r}; available tools: {known}",
+                None,
+                {"name": "ToolError", "code": "UNKNOWN_TOOL"},
+            )
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            return _invalid(f"{name} arguments must be a JSON object, got {type(args).__name__}")
+        try:
+            return await tool.run(self._ctx, args, execution)
+        except ToolArgumentsError as exc:
+            return _invalid(str(exc))
+        except FsError as exc:
+            return ToolResult.failure(exc)
+        except Exception as exc:  # a bug or an unmapped store failure: report, don't raise
+            log.exception("tool %s failed unexpectedly", name)
+            return ToolResult(
+                True,
+                f"FS_IO_ERROR: {name} failed unexpectedly ({type(exc).__name__}: {exc})",
+                None,
+                {"name": type(exc).__name__, "code": FsErrorCode.FS_IO_ERROR.value},
+            )
+
+    def execute_sync(
+        self, name: str, args: Mapping[str, Any] | None, execution: ToolExecution | None = None
+    ) -> ToolResult:
+        """:meth:`execute` for synchronous callers (one reusable loop per thread)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            # Called from inside a running loop: run on a private thread instead of
+            # nesting loops, which asyncio forbids.
+            result: list[ToolResult] = []
+            worker = threading.Thread(
+                target=lambda: result.append(self.execute_sync(name, args, execution))
+            )
+            worker.start()
+            worker.join()
+            return result[0]
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            self._local.loop = loop
+        return loop.run_until_complete(self.execute(name, args, execution))
+
+    def schemas(self, format: SchemaFormat | None = None) -> list[dict[str, Any]]:
+        """Tool definitions: plain, or shaped for OpenAI, Anthropic or MCP."""
+        out: list[dict[str, Any]] = []
+        for tool in self._tools.values():
+            params = _copy_schema(tool.parameters)
+            if format is None:
+                out.append(
+                    {"name": tool.name, "description": tool.description, "parameters": params}
+                )
+            elif format == "openai":
+                out.append(
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": params,
+                        },
+                    }
+                )
+            elif format == "anthropic":
+                out.append(
+                    {"name": tool.name, "description": tool.description, "input_schema": params}
+                )
+            elif format == "mcp":
+                out.append(
+                    {"name": tool.name, "description": tool.description, "inputSchema": params}
+                )
+            else:
+                raise ValueError(
+                    f"unknown schema format {format!r}; use 'openai', 'anthropic' or 'mcp'"
+                )
+        return out
+
+
+def _copy_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    return copy.deepcopy(schema)
+
+
+def _invalid(message: str) -> ToolResult:
+    return ToolResult(
+        True,
+        f"INVALID_ARGUMENTS: {message}",
+        None,
+        {"name": "ValidationError", "code": "INVALID_ARGUMENTS"},
+    )
+
+
+class Context:
+    """A mounted file system with an event bus, plugins and a tool registry."""
+
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        """The mounted provider."""
+        self.tools = ToolRegistry(self)
+        """The registered tools."""
+        self._lock = threading.Lock()
+        self._listeners: dict[str, tuple[Listener, ...]] = {}
+        self.plugins: list[object] = []
+        """Plugins in the order they were attached."""
+
+    def plugin(self, plugin: Plugin) -> Context:
+        """Attach a plugin (it registers its listeners and tools); returns the Context."""
+        plugin.setup(self)
+        self.plugins.append(plugin)
+        return self
+
+    def on(self, name: str, listener: Listener) -> Callable[[], None]:
+        """Subscribe ``listener`` to event ``name``; returns a function that unsubscribes."""
+        with self._lock:
+            self._listeners[name] = (*self._listeners.get(name, ()), listener)
+
+        def off() -> None:
+            with self._lock:
+                current = self._listeners.get(name, ())
+                self._listeners[name] = tuple(item for item in current if item is not listener)
+
+        return off
+
+    def emit(self, name: str, *args: Any) -> None:
+        """Notify every listener of ``name``, synchronously, ignoring their results.
+
+        A failing listener is logged and does not stop the others (an audit
+        logger must never break a tool call).
+        """
+        for listener in self._listeners.get(name, ()):
+            try:
+                result = listener(*args)
+                if inspect.isawaitable(result):
+                    _close_awaitable(result)
+                    log.warning(
+                        "listener %r of %s returned an awaitable; emit is sync", listener, name
+                    )
+            except Exception:
+                log.exception("listener %r of %s failed", listener, name)
+
+    async def waterfall(self, name: str, *args: Any, default: Callable[[], Any]) -> Any:
+        """Ask the first listener of ``name`` to decide; without listeners, ``default()``.
+
+        Listeners may be sync or async; their exceptions propagate (a policy
+        refusing a write raises FsError).
+        """
+        listeners = self._listeners.get(name, ())
+        result = listeners[0](*args) if listeners else default()
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+
+def _close_awaitable(result: Awaitable[Any]) -> None:
+    close = getattr(result, "close", None)
+    if callable(close):
+        close()

@@ -1,0 +1,171 @@
+"""A small HTTP reverse proxy that counts requests and injects faults.
+
+Put it in front of an emulator (fake-gcs-server, Azurite) so tests and
+benchmarks see exactly what reached the wire, and can lose a response after
+the store applied it, fail a request, or cut a body halfway — while the real
+dialect code runs unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Literal
+from urllib.parse import urlsplit
+
+__all__ = ["Fault", "FaultAction", "Recorded", "RecordingProxy"]
+
+FaultAction = Literal["lose_response", "fail", "reset", "cut_body"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One request as it reached the proxy."""
+
+    method: str
+    path: str
+    """Path without the query string."""
+    query: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+
+
+@dataclass(slots=True)
+class Fault:
+    """Apply ``action`` to the next ``times`` requests matching ``match``.
+
+    - ``lose_response``: forward (the store applies it), then answer ``status``.
+    - ``fail``: answer ``status`` without forwarding.
+    - ``reset``: close the connection without answering.
+    - ``cut_body``: forward, send the headers and half the body, then close.
+    """
+
+    match: Callable[[Recorded], bool]
+    action: FaultAction
+    status: int = 500
+    times: int = 1
+    hits: int = field(default=0)
+
+
+class RecordingProxy:
+    """Threaded reverse proxy on 127.0.0.1 forwarding to ``upstream`` (``host:port``)."""
+
+    def __init__(self, upstream_host: str, upstream_port: int) -> None:
+        self.upstream = (upstream_host, upstream_port)
+        self._lock = threading.Lock()
+        self._requests: list[Recorded] = []
+        self._faults: list[Fault] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def _handle(self) -> None:
+                proxy._serve(self)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _handle  # noqa: N815
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def start(self) -> RecordingProxy:
+        """Start serving in a daemon thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def requests(self) -> list[Recorded]:
+        """A copy of the requests seen since the last :meth:`reset`."""
+        with self._lock:
+            return list(self._requests)
+
+    def reset(self) -> None:
+        """Forget recorded requests and pending faults."""
+        with self._lock:
+            self._requests.clear()
+            self._faults.clear()
+
+    def inject(self, fault: Fault) -> Fault:
+        """Arm a fault; it disarms itself after ``fault.times`` hits."""
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def _take_fault(self, rec: Recorded) -> Fault | None:
+        with self._lock:
+            self._requests.append(rec)
+            for fault in self._faults:
+                if fault.hits < fault.times and fault.match(rec):
+                    fault.hits += 1
+                    return fault
+        return None
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(handler.path)
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        length = int(headers.get("content-length", "0") or 0)
+        body = handler.rfile.read(length) if length else b""
+        rec = Recorded(handler.command, parts.path, parts.query, headers)
+        fault = self._take_fault(rec)
+        if fault is not None and fault.action == "reset":
+            _abort(handler)
+            return
+        if fault is not None and fault.action == "fail":
+            _answer(handler, fault.status, b"injected failure")
+            return
+        conn = http.client.HTTPConnection(*self.upstream, timeout=60)
+        try:
+            out_headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}
+            out_headers["Host"] = f"{self.upstream[0]}:{self.upstream[1]}"
+            conn.request(handler.command, handler.path, body=body, headers=out_headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        if fault is not None and fault.action == "lose_response":
+            _answer(handler, fault.status, b"injected failure after the store applied it")
+            return
+        handler.send_response(resp.status, resp.reason)
+        for key, value in resp.getheaders():
+            if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                handler.send_header(key, value)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        if handler.command == "HEAD":
+            return
+        if fault is not None and fault.action == "cut_body":
+            handler.wfile.write(data[: len(data) // 2])
+            handler.wfile.flush()
+            _abort(handler)
+            return
+        handler.wfile.write(data)
+
+
+def _answer(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    if handler.command != "HEAD":
+        handler.wfile.write(body)
+
+
+def _abort(handler: BaseHTTPRequestHandler) -> None:
+    handler.close_connection = True
+    with contextlib.suppress(OSError):
+        handler.connection.shutdown(socket.SHUT_RDWR)

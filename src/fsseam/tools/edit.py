@@ -1,0 +1,46 @@
+"""The ``edit`` tool: an exact literal replacement in a file this session has read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsseam.host import Context, ToolExecution, ToolResult
+from fsseam.seam import FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
+from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
+
+__all__ = ["EditTool"]
+
+DESCRIPTION = """\
+Replace exact text in a file. old_string must match the file exactly (whitespace \
+and indentation included, without the "N: " line-number prefix of read) and occur \
+once, unless replace_all is true. The file must have been read first and must not \
+have changed since; line endings (LF or CRLF) are kept as the file has them."""
+
+
+@dataclass(slots=True)
+class EditTool:
+    """``edit(file_path, old_string, new_string, replace_all?)``, guarded by version."""
+
+    name: str = "edit"
+    description: str = DESCRIPTION
+    parameters: dict[str, Any] = field(default_factory=lambda: EDIT_SCHEMA)
+
+    async def run(
+        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    ) -> ToolResult:
+        """Edit at the version the policy expects (any version without a policy)."""
+        parsed = parse_args(self.name, EditArgs, args)
+        target = await ctx.fs.resolve(parsed.file_path)
+        expected = await ctx.waterfall(FS_EDIT_INTENT, execution, target, default=lambda: None)
+        request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
+        outcome = await ctx.fs.edit_text(target, request, expected)
+        ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        path = target.display_path
+        if parsed.replace_all:
+            text = f"The file {path} has been updated. All occurrences were successfully replaced."
+        else:
+            text = f"The file {path} has been updated successfully."
+        value = {"path": path, "replacements": outcome.replacements, "version": outcome.version}
+        return ToolResult(False, text, value)
