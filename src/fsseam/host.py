@@ -55,18 +55,62 @@ class ToolExecution:
     """The calling agent."""
 
 
-@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool call produced, for the model (``text``) and for code (``value``)."""
+    """What a tool call produced, for the model (``text``) and for code (``value``).
+
+    ``value`` may be computed on first access (``lazy_value``): a read's
+    line list costs as much as rendering it, and most agent loops only need
+    ``text``.
+    """
+
+    __slots__ = ("_lazy", "_value", "error", "is_error", "text")
 
     is_error: bool
     """True when the call failed; ``text`` then says why and what to do."""
     text: str
     """The rendered text the model sees."""
-    value: dict[str, Any] | None = None
-    """Structured result on success."""
-    error: dict[str, str] | None = None
+    error: dict[str, str] | None
     """``{"name": ..., "code": ...}`` on failure."""
+
+    def __init__(
+        self,
+        is_error: bool,
+        text: str,
+        value: dict[str, Any] | None = None,
+        error: dict[str, str] | None = None,
+        *,
+        lazy_value: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self.is_error = is_error
+        self.text = text
+        self.error = error
+        self._value = value
+        self._lazy = lazy_value
+
+    @property
+    def value(self) -> dict[str, Any] | None:
+        """Structured result on success (``None`` on failure)."""
+        if self._lazy is not None:
+            self._value, self._lazy = self._lazy(), None
+        return self._value
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolResult(is_error={self.is_error!r}, text={self.text!r}, "
+            f"value={self.value!r}, error={self.error!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolResult):
+            return NotImplemented
+        return (self.is_error, self.text, self.value, self.error) == (
+            other.is_error,
+            other.text,
+            other.value,
+            other.error,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     @classmethod
     def failure(cls, exc: FsError) -> ToolResult:

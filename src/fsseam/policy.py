@@ -77,7 +77,7 @@ class ObservationPolicy:
                     return entry[1]
             if not create:
                 return None
-            seen = {}
+            seen: _Seen = {}
 
             def gone(ref: weakref.ref[Any], key: int = key) -> None:
                 self._forget(key, ref)

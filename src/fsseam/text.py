@@ -9,8 +9,10 @@ shown line.
 from __future__ import annotations
 
 import codecs
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import add
 
 from fsseam.seam.errors import FsAmbiguousEdit, FsEditNotFound, FsNotText
 
@@ -187,7 +189,9 @@ class LineWindow:
     Feed decoded chunks in order, then call :meth:`finish`. Only the lines in
     the window are kept, each cut to ``max_line_chars``; the window also stops
     once the shown lines (UTF-8 bytes plus one newline each) would pass
-    ``max_bytes``. Memory stays bounded whatever the size of the text.
+    ``max_bytes`` (the first shown line always fits). Memory stays bounded
+    whatever the size of the text. Whole runs of lines are handled with
+    C-level string operations: this is the hot path of every read.
     """
 
     offset: int = 1
@@ -195,7 +199,7 @@ class LineWindow:
     max_bytes: int = 50 * 1024
     max_line_chars: int = 2000
     lines: list[str] = field(default_factory=list)
-    """Shown lines, ``\\r`` stripped; a cut line has ``truncated`` recorded."""
+    """Shown lines, ``\\r`` stripped, cut to ``max_line_chars``."""
     truncated: set[int] = field(default_factory=set)
     """Indexes into ``lines`` of lines that were cut."""
     total: int = 0
@@ -223,41 +227,37 @@ class LineWindow:
         """Consume the next piece of text."""
         if not chunk:
             return
-        if self._done:
+        if self._done or (self.offset > 1 and self.total + chunk.count("\n") + 1 < self.offset):
+            # Past the window, or wholly before it: only count.
             self.total += chunk.count("\n")
             self._has_partial = not chunk.endswith("\n")
             return
         parts = chunk.split("\n")
-        last_index = len(parts) - 1
-        for i, part in enumerate(parts):
-            if i == last_index:
-                if part:
-                    self._extend_partial(part)
-                    self._has_partial = True
-                return
-            self._extend_partial(part)
-            self._complete_line()
+        if len(parts) == 1:
+            self._extend_partial(chunk)
+            self._has_partial = True
+            return
+        self._extend_partial(parts[0])
+        self._complete_line()
+        if len(parts) > 2:
+            middle = parts[1:-1]
             if self._done:
-                rest = parts[i + 1 :]
-                self.total += len(rest) - 1
-                tail = rest[-1]
-                self._has_partial = bool(tail)
-                return
+                self.total += len(middle)
+            else:
+                self._take(middle, chunk.isascii(), "\r" in chunk)
+        tail = parts[-1]
+        self._has_partial = bool(tail)
+        if tail:
+            self._extend_partial(tail)
 
     def finish(self) -> None:
         """Account for a last line without a final newline."""
         if self._has_partial:
-            if self._done:
-                self.total += 1
-            else:
-                self._complete_line()
+            self._complete_line()
             self._has_partial = False
 
-    def _in_window(self) -> bool:
-        return not self._done and self.total + 1 >= self.offset
-
     def _extend_partial(self, part: str) -> None:
-        if not part or not self._in_window():
+        if not part or self._done or self.total + 1 < self.offset:
             return
         room = self.max_line_chars + 2 - self._partial_len
         if room <= 0:
@@ -271,27 +271,58 @@ class LineWindow:
 
     def _complete_line(self) -> None:
         self.total += 1
-        self._has_partial = False
         if self.total < self.offset or self._done:
             return
-        line = "".join(self._partial) if len(self._partial) != 1 else self._partial[0]
+        line = "".join(self._partial)
         cut = self._partial_cut
         self._partial.clear()
         self._partial_len = 0
         self._partial_cut = False
-        if not cut and line.endswith("\r"):
+        if line.endswith("\r"):
             line = line[:-1]
-        if len(line) > self.max_line_chars:
-            line = line[: self.max_line_chars]
-            cut = True
-        size = (len(line) if line.isascii() else len(line.encode("utf-8"))) + 1
-        if self.lines and self._used + size > self.max_bytes:
-            self.capped = True
-            self._done = True
+        self._take([line], line.isascii(), False, cut)
+        self.total -= 1  # _take counts it again
+
+    def _take(self, lines: list[str], ascii_only: bool, has_cr: bool, cut: bool = False) -> None:
+        """Add whole lines numbered from ``total + 1``; counts all of them."""
+        count = len(lines)
+        skip = self.offset - self.total - 1
+        self.total += count
+        if skip >= count:
             return
-        self._used += size
-        if cut:
-            self.truncated.add(len(self.lines))
-        self.lines.append(line)
+        shown = lines[skip:] if skip > 0 else lines
+        room = self.limit - len(self.lines)
+        if len(shown) > room:
+            shown = shown[:room]
+        if has_cr:
+            shown = [line[:-1] if line.endswith("\r") else line for line in shown]
+        base = len(self.lines)
+        limit = self.max_line_chars
+        lengths = list(map(len, shown))
+        if cut or max(lengths) > limit:
+            shown = list(shown)
+            for i, line in enumerate(shown):
+                if cut or lengths[i] > limit:
+                    shown[i] = line[:limit]
+                    self.truncated.add(base + i)
+            lengths = list(map(len, shown))
+        sizes = lengths if ascii_only else [len(line.encode()) for line in shown]
+        room_bytes = self.max_bytes - self._used
+        whole = sum(sizes) + len(sizes)
+        if whole <= room_bytes:
+            self._used += whole
+        else:
+            used = list(accumulate(map(add, sizes, repeat(1))))
+            fits = bisect_right(used, room_bytes)
+            if fits == 0 and not self.lines:
+                fits = 1  # the first shown line always fits
+            if fits < len(shown):
+                self.capped = True
+                self._done = True
+                shown = shown[:fits]
+                self.truncated = {i for i in self.truncated if i < base + fits}
+            if fits:
+                self._used += used[fits - 1]
+        self.lines.extend(shown)
         if len(self.lines) >= self.limit:
             self._done = True

@@ -68,11 +68,16 @@ class ReadTool:
         ctx.emit(FS_OBSERVED, execution, target, Present(version))
         shown = render_lines(window)
         text = render_read(target.display_path, window, shown)
-        value = {
-            "path": target.display_path,
-            "offset": offset,
-            "lines": [{"number": offset + i, "text": line} for i, line in enumerate(shown)],
-            "total_lines": total,
-            "version": version,
-        }
-        return ToolResult(False, text, value)
+        path = target.display_path
+
+        def value() -> dict[str, Any]:
+            lines = [{"number": offset + i, "text": line} for i, line in enumerate(shown)]
+            return {
+                "path": path,
+                "offset": offset,
+                "lines": lines,
+                "total_lines": total,
+                "version": version,
+            }
+
+        return ToolResult(False, text, lazy_value=value)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from operator import add
+
 from fsseam.text import LineWindow
 
 __all__ = ["TRUNCATION_MARK", "render_lines", "render_read"]
@@ -27,10 +30,25 @@ def footer(window: LineWindow) -> str:
     return f"(End of file - total {total} lines)"
 
 
+_PREFIX_CACHE = 20_000
+_prefixes: list[str] = []
+_prefix_lock = threading.Lock()
+
+
+def _number_prefixes(first: int, count: int) -> list[str]:
+    """``"N: "`` for each shown line; the common low numbers are built once."""
+    end = first + count - 1
+    if end > _PREFIX_CACHE:
+        return [f"{n}: " for n in range(first, end + 1)]
+    if len(_prefixes) < end:
+        with _prefix_lock:
+            _prefixes.extend([f"{n}: " for n in range(len(_prefixes) + 1, end + 1)])
+    return _prefixes[first - 1 : end]
+
+
 def render_read(display_path: str, window: LineWindow, shown: list[str]) -> str:
     """The read envelope: path, type, numbered lines and the footer."""
-    first = window.first
-    body = "\n".join([f"{first + i}: {line}" for i, line in enumerate(shown)])
+    body = "\n".join(map(add, _number_prefixes(window.first, len(shown)), shown))
     end = footer(window)
     content = f"{body}\n\n{end}" if shown else end
     return f"<path>{display_path}</path>\n<type>file</type>\n<content>\n{content}\n</content>"
