@@ -6,7 +6,7 @@ import fsseam
 from fsseam.seam import FsError, FsErrorCode
 
 EXPECTED = {
-    "DEFAULT_MAX_EDIT_BYTES", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT", "Absent",
+    "DEFAULT_MAX_EDIT_BYTES", "FS_COMMITTED", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT", "Absent",
     "Agent", "Context", "CreateIfAbsent", "FileSystem", "FileTools", "FsAborted",
     "FsAmbiguousEdit", "FsCapabilities", "FsDirEntry", "FsEditNotFound", "FsEditOutcome",
     "FsEditRequest", "FsError", "FsErrorCode", "FsIOError", "FsInfo", "FsNotDirectory",

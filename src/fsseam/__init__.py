@@ -15,6 +15,7 @@ from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem, open_fs
 from fsseam.host import Agent, Context, Plugin, Tool, ToolExecution, ToolRegistry, ToolResult
 from fsseam.policy import ObservationPolicy
 from fsseam.seam import (
+    FS_COMMITTED,
     FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
@@ -58,6 +59,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
+    "FS_COMMITTED",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",

@@ -16,6 +16,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from fsseam import text as textmod
+from fsseam.backends.containment import DEFAULT_DENY, DenyRules, syntax_problem
 from fsseam.backends.dialects import Dialect, dialect_class, dialect_for, protocols
 from fsseam.backends.dialects.base import RawReader
 from fsseam.seam import (
@@ -43,7 +44,7 @@ from fsseam.seam import (
     ReplaceIfVersion,
 )
 
-__all__ = ["DEFAULT_MAX_EDIT_BYTES", "FsspecFileSystem", "open_fs"]
+__all__ = ["DEFAULT_DENY", "DEFAULT_MAX_EDIT_BYTES", "FsspecFileSystem", "open_fs"]
 
 DEFAULT_MAX_EDIT_BYTES = 10 * 1024 * 1024
 _RETRIES = 16
@@ -72,6 +73,8 @@ class FsspecFileSystem(FileSystem):
     ``root`` is a path or URL of that filesystem; nothing outside it can be
     read or written. ``read_only`` refuses every mutation before any I/O.
     ``max_edit_bytes`` bounds the files ``edit_text`` loads and produces.
+    ``deny`` lists glob patterns, relative to the root, that can never be read
+    or written (default ``.git/**`` and ``**/.env``; pass ``()`` for none).
     """
 
     def __init__(
@@ -81,8 +84,10 @@ class FsspecFileSystem(FileSystem):
         *,
         read_only: bool = False,
         max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+        deny: tuple[str, ...] | list[str] = DEFAULT_DENY,
     ) -> None:
         self._fs = fs
+        self._deny_rules = DenyRules(deny)
         self._dialect: Dialect = dialect_for(fs)
         self._protocols = protocols(fs)
         self._read_only = read_only
@@ -141,14 +146,11 @@ class FsspecFileSystem(FileSystem):
         return FsSandboxDenied(f'"{path}" {why}; paths must stay inside {self.root}')
 
     def _check_syntax(self, path: str) -> None:
-        if not isinstance(path, str) or not path:
-            raise self._deny(str(path), "is empty")
-        if "\x00" in path:
-            raise self._deny(path.replace("\x00", "\\0"), "contains a NUL byte")
-        if path.startswith("~"):
-            raise self._deny(path, "starts with ~ (home directories are not expanded)")
-        if "\\" in path:
-            raise self._deny(path, "contains a backslash (use / as the separator)")
+        if not isinstance(path, str):
+            raise self._deny(repr(path), "is not a string")
+        problem = syntax_problem(path)
+        if problem is not None:
+            raise self._deny(path.replace("\x00", "\\0"), problem)
 
     def _contained(self, candidate: str) -> bool:
         root = self._root
@@ -156,6 +158,17 @@ class FsspecFileSystem(FileSystem):
             return True
         prefix = root if root.endswith("/") else root + "/"
         return candidate.startswith(prefix)
+
+    def _check_denied(self, path: str, *stores: str) -> None:
+        root = self._root.rstrip("/")
+        for store in stores:
+            relative = store[len(root) :].lstrip("/")
+            pattern = self._deny_rules.match(relative)
+            if pattern is not None:
+                raise FsSandboxDenied(
+                    f'"{path}" matches the deny pattern "{pattern}"; '
+                    "fsseam never reads or writes it"
+                )
 
     def _local_join(self, path: str, cwd: str | None) -> str:
         if "://" in path:
@@ -213,15 +226,21 @@ class FsspecFileSystem(FileSystem):
             real = os.path.realpath(target.target_key)
             if not self._contained(real):
                 raise self._deny(target.display_path, "resolves outside the workspace")
+            self._check_denied(target.display_path, real)
             return real
-        return self._store_path(target.target_key, None)
+        store = self._store_path(target.target_key, None)
+        self._check_denied(target.display_path, store)
+        return store
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         if self._local:
             real = self._local_path(path, cwd, follow=True)
             display = self._local_path(path, cwd, follow=False)
+            self._check_denied(path, real, display)
             return FsTarget(FsTargetKey(real), display)
-        return self._target(self._store_path(path, cwd))
+        store = self._store_path(path, cwd)
+        self._check_denied(path, store)
+        return self._target(store)
 
     # -- reads ---------------------------------------------------------------
 
@@ -229,9 +248,13 @@ class FsspecFileSystem(FileSystem):
         return await self._dialect.stat(self._path_of(target))
 
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
-        if self._local:
-            return await self._dialect.lstat(self._local_path(path, cwd, follow=False))
-        return await self._dialect.lstat(self._store_path(path, cwd))
+        store = (
+            self._local_path(path, cwd, follow=False)
+            if self._local
+            else self._store_path(path, cwd)
+        )
+        self._check_denied(path, store)
+        return await self._dialect.lstat(store)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
         @asynccontextmanager
@@ -332,6 +355,7 @@ class FsspecFileSystem(FileSystem):
                 stored.version,
                 _maybe_text(old_bytes, target.display_path, self._max_edit_bytes),
                 content,
+                current[1].version if current else None,
             )
         raise FsError(
             f'"{target.display_path}" kept changing during {_RETRIES} write attempts; try again',
@@ -373,7 +397,9 @@ class FsspecFileSystem(FileSystem):
                 if expected is None and exc.code in _RACE_CODES:
                     continue  # unguarded edit: re-read and re-apply on the new text
                 raise
-            return FsEditOutcome(stored.version, before, result.text, result.replacements)
+            return FsEditOutcome(
+                stored.version, before, result.text, result.replacements, info.version
+            )
         raise FsError(
             f'"{name}" kept changing during {_RETRIES} edit attempts; try again',
             FsErrorCode.FS_STALE_VERSION,
@@ -397,24 +423,27 @@ def open_fs(
     *,
     read_only: bool = False,
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+    deny: tuple[str, ...] | list[str] = DEFAULT_DENY,
     **storage_options: Any,
 ) -> FsspecFileSystem:
     """Mount a workspace: a local path, ``file://``, ``memory://``, ``s3://``, ``gs://``, ``az://``...
 
-    The URL is the root; nothing outside it can be touched. ``storage_options``
+    The URL is the root; nothing outside it can be touched. ``deny`` patterns
+    (relative to the root) can never be read or written. ``storage_options``
     go straight to fsspec (cloud dialects add cache-safe defaults).
     """
     if "://" not in url_or_path or url_or_path.startswith("file://"):
+        fs: fsspec.AbstractFileSystem = LocalFileSystem()
         return FsspecFileSystem(
-            LocalFileSystem(), url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes
+            fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes, deny=deny
         )
     protocol = url_or_path.split("://", 1)[0]
     cls = dialect_class(protocol)
-    options = dict(storage_options)
+    store_options = dict(storage_options)
     if cls is not None:
-        options = cls.default_options(options)
+        store_options = cls.default_options(store_options)
     try:
-        fs = fsspec.filesystem(protocol, **options)
+        fs = fsspec.filesystem(protocol, **store_options)
     except ImportError as exc:
         hint = {"s3": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure"}.get(protocol)
         extra = f' (pip install "fsseam[{hint}]")' if hint else ""
@@ -423,4 +452,6 @@ def open_fs(
         root = str(fs._strip_protocol(url_or_path))
         if not fs.exists(root):
             fs.makedirs(root, exist_ok=True)
-    return FsspecFileSystem(fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes)
+    return FsspecFileSystem(
+        fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes, deny=deny
+    )

@@ -17,7 +17,7 @@ from fsseam.seam.errors import (
     FsStaleVersion,
     FsTooLarge,
 )
-from fsseam.seam.events import FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT
+from fsseam.seam.events import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT
 from fsseam.seam.filesystem import FileSystem, FsTextStream
 from fsseam.seam.types import (
     Absent,
@@ -39,6 +39,7 @@ from fsseam.seam.types import (
 )
 
 __all__ = [
+    "FS_COMMITTED",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",

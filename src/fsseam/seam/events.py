@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT"]
+__all__ = ["FS_COMMITTED", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT"]
 
 FS_WRITE_INTENT: Final = "fs/write-intent"
 """waterfall(actor, target) -> FsWriteIntent | None: the guard for a write."""
@@ -14,3 +14,10 @@ FS_EDIT_INTENT: Final = "fs/edit-intent"
 
 FS_OBSERVED: Final = "fs/observed"
 """emit(actor, target, FsObservation): a tool saw the file (or its absence)."""
+
+FS_COMMITTED: Final = "fs/committed"
+"""emit(actor, target, operation, before_version | None, after_version): a tool changed a file.
+
+``operation`` is ``create``, ``update`` or ``edit``. Subscribe an audit logger
+(``fsseam.audit.JsonlAuditLog``) to record every mutation.
+"""

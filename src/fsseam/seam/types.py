@@ -113,6 +113,8 @@ class FsWriteOutcome:
     """Previous text, when there was one and it was text and fetched."""
     after: str
     """The text now stored."""
+    before_version: FsVersion | None = None
+    """Version of the replaced file (``None`` when it was created)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,8 @@ class FsEditOutcome:
     """The text now stored."""
     replacements: int
     """How many occurrences were replaced."""
+    before_version: FsVersion | None = None
+    """Version of the text the edit was applied to."""
 
 
 @dataclass(frozen=True, slots=True)

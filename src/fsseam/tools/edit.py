@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
+from fsseam.seam import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
 from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
 
 __all__ = ["EditTool"]
@@ -37,6 +37,7 @@ class EditTool:
         request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
         outcome = await ctx.fs.edit_text(target, request, expected)
         ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
         path = target.display_path
         if parsed.replace_all:
             text = f"The file {path} has been updated. All occurrences were successfully replaced."

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_OBSERVED, FS_WRITE_INTENT, Present
+from fsseam.seam import FS_COMMITTED, FS_OBSERVED, FS_WRITE_INTENT, Present
 from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs, parse_args
 
 __all__ = ["WriteTool"]
@@ -36,6 +36,14 @@ class WriteTool:
         intent = await ctx.waterfall(FS_WRITE_INTENT, execution, target, default=lambda: None)
         outcome = await ctx.fs.write_text(target, parsed.content, intent)
         ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        ctx.emit(
+            FS_COMMITTED,
+            execution,
+            target,
+            outcome.operation,
+            outcome.before_version,
+            outcome.version,
+        )
         path = target.display_path
         if outcome.operation == "create":
             text = f"File created successfully at: {path}"
