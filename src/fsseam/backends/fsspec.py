@@ -105,6 +105,7 @@ class FsspecFileSystem(FileSystem):
         else:
             stripped = str(fs._strip_protocol(root)).rstrip("/")
             self._root = stripped or str(fs.root_marker)
+        self._dialect.root = self._root
         self._capabilities = FsCapabilities(
             atomic_conditional_write=self._dialect.atomic_conditional_write,
             read_only=read_only,
@@ -306,17 +307,21 @@ class FsspecFileSystem(FileSystem):
                 f'cannot modify "{target.display_path}": the workspace {self.root} is read-only'
             )
 
-    async def _current(self, path: str) -> tuple[bytes | None, FsInfo] | None:
-        """The stored bytes (``None`` when too large to keep) and version, or ``None``."""
+    async def _current(self, path: str) -> tuple[bytes | None, bool, FsInfo] | None:
+        """What is stored now: its bytes (``None`` past ``max_edit_bytes``), BOM, version.
+
+        ``None`` when nothing is there. A file too large to keep is only
+        opened for its first bytes (the BOM), never downloaded whole.
+        """
         try:
             async with self._dialect.open_read(path) as reader:
                 info = reader.info
                 if info.size is not None and info.size > self._max_edit_bytes:
                     async for chunk in reader.chunks():
-                        return (chunk[:3] if chunk else b""), info
-                    return b"", info
-                parts = [chunk async for chunk in reader.chunks()]
-                return b"".join(parts), info
+                        return None, chunk.startswith(textmod.BOM), info
+                    return None, False, info
+                data = b"".join([chunk async for chunk in reader.chunks()])
+                return data, data.startswith(textmod.BOM), info
         except FsNotFound:
             return None
 
@@ -334,14 +339,13 @@ class FsspecFileSystem(FileSystem):
         for _ in range(_RETRIES):
             current = await self._current(path)
             if isinstance(expected, ReplaceIfVersion) and (
-                current is None or current[1].version != expected.version
+                current is None or current[2].version != expected.version
             ):
                 what = "deleted" if current is None else "modified"
                 raise FsStaleVersion(f'"{target.display_path}" was {what} since it was read')
-            old_bytes = current[0] if current else None
-            bom = old_bytes is not None and old_bytes.startswith(textmod.BOM)
+            old_bytes, bom, old_info = current if current else (None, False, None)
             guard: FsWriteIntent = (
-                ReplaceIfVersion(current[1].version) if current else CreateIfAbsent()
+                ReplaceIfVersion(old_info.version) if old_info else CreateIfAbsent()
             )
             try:
                 stored = await self._dialect.put(path, textmod.encode(content, bom), guard)
@@ -351,11 +355,11 @@ class FsspecFileSystem(FileSystem):
                     continue
                 raise
             return FsWriteOutcome(
-                "update" if current else "create",
+                "update" if old_info else "create",
                 stored.version,
-                _maybe_text(old_bytes, target.display_path, self._max_edit_bytes),
+                _maybe_text(old_bytes, target.display_path),
                 content,
-                current[1].version if current else None,
+                old_info.version if old_info else None,
             )
         raise FsError(
             f'"{target.display_path}" kept changing during {_RETRIES} write attempts; try again',
@@ -409,8 +413,8 @@ class FsspecFileSystem(FileSystem):
 _RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})
 
 
-def _maybe_text(data: bytes | None, name: str, limit: int) -> str | None:
-    if data is None or len(data) > limit:
+def _maybe_text(data: bytes | None, name: str) -> str | None:
+    if data is None:
         return None
     try:
         return textmod.decode(data, name)[0]

@@ -122,6 +122,8 @@ class Dialect(ABC):
 
     def __init__(self, fs: Any) -> None:
         self.fs = fs
+        self.root: str | None = None
+        """The workspace root as a store path, set by the file system that mounts it."""
 
     @classmethod
     def default_options(cls, options: dict[str, Any]) -> dict[str, Any]:

@@ -175,8 +175,11 @@ class GenericDialect(Dialect):
                 if current[0] != guard.version:
                     raise FsStaleVersion(f'"{self.url(path)}" was modified since it was read')
             parent = self.fs._parent(path)
-            if parent and not self.fs.exists(parent):
+            parent_info = self._info(parent) if parent else None
+            if parent_info is None and parent:
                 self.fs.makedirs(parent, exist_ok=True)
+            elif parent_info is not None and parent_info.get("type") != "directory":
+                raise NotADirectoryError(parent)
             self.fs.pipe_file(path, data)
             info = self._info(path) or {}
             return StoredWrite(self._token(info) or content_version(data), current is None)

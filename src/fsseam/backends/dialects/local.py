@@ -19,6 +19,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import secrets
 import stat
 import tempfile
 import time
@@ -110,6 +111,14 @@ def _os_errors(path: str) -> Iterator[None]:
         _raise_os(path, exc)
 
 
+def _fd_path(fd: int) -> str | None:
+    """The path the kernel has for an open descriptor (Linux), else ``None``."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
 def _lock_dir() -> str:
     path = os.path.join(tempfile.gettempdir(), f"fsseam-locks-{os.getuid()}")
     os.makedirs(path, mode=0o700, exist_ok=True)
@@ -152,7 +161,7 @@ class LocalDialect(Dialect):
     async def stat(self, path: str) -> FsInfo | None:
         try:
             st = os.stat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             _raise_os(path, exc)
@@ -161,16 +170,38 @@ class LocalDialect(Dialect):
     async def lstat(self, path: str) -> FsPathInfo | None:
         try:
             st = os.lstat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             _raise_os(path, exc)
         return FsPathInfo(_version(st), _path_type(st.st_mode), st.st_size)
 
+    def _check_fd(self, fd: int, path: str) -> None:
+        """Re-validate an open descriptor: a symlink swapped in after resolve is caught here."""
+        if self.root is None:
+            return
+        real = _fd_path(fd)
+        if real is None:  # no /proc: compare identities of the path and the descriptor
+            fst = os.fstat(fd)
+            try:
+                pst = os.stat(os.path.realpath(path))
+            except OSError:
+                pst = None
+            inside = pst is not None and (pst.st_dev, pst.st_ino) == (fst.st_dev, fst.st_ino)
+            real = os.path.realpath(path) if inside else ""
+        root = self.root
+        if real != root and not real.startswith(root.rstrip("/") + "/"):
+            raise FsError(
+                f'"{path}" now leads outside the workspace (a symlink was swapped in); '
+                "nothing was read or written",
+                FsErrorCode.FS_SANDBOX_DENIED,
+            )
+
     def _open(self, path: str) -> tuple[int, FsInfo]:
         with _os_errors(path):
             fd = os.open(path, _OPEN_FLAGS)
         try:
+            self._check_fd(fd, path)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
@@ -214,10 +245,8 @@ class LocalDialect(Dialect):
             os.close(fd)
 
     @contextmanager
-    def _lock(self, path: str) -> Iterator[None]:
-        parent, name = os.path.split(path)
-        with _os_errors(parent):
-            pst = os.stat(parent)
+    def _lock(self, dir_fd: int, name: str) -> Iterator[None]:
+        pst = os.fstat(dir_fd)
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:24]
         lock_path = os.path.join(self._locks, f"{pst.st_dev:x}-{pst.st_ino:x}-{digest}.lock")
         with _os_errors(lock_path):
@@ -228,61 +257,87 @@ class LocalDialect(Dialect):
         finally:
             os.close(fd)  # closing releases the flock
 
-    def _mkstemp(self, path: str) -> tuple[int, str]:
+    def _open_parent(self, path: str) -> int:
+        """A validated descriptor of ``path``'s directory, created if missing.
+
+        Every later step (temp file, check, rename, link) is relative to it, so
+        a directory swapped for a symlink after resolve cannot redirect the
+        write outside the workspace.
+        """
         parent = os.path.dirname(path)
-        try:
-            return tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=parent)
-        except FileNotFoundError:
-            with _os_errors(path):
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        with _os_errors(path):
+            try:
+                dir_fd = os.open(parent, flags)
+            except FileNotFoundError:
                 os.makedirs(parent, exist_ok=True)
-                return tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=parent)
-        except OSError as exc:
-            _raise_os(path, exc)
+                dir_fd = os.open(parent, flags)
+        try:
+            self._check_fd(dir_fd, parent)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        return dir_fd
 
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
-        fd, tmp = self._mkstemp(path)
+        name = os.path.basename(path)
+        dir_fd = self._open_parent(path)
+        tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}{_TMP_SUFFIX}"
         published = False
         try:
             with _os_errors(path):
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                os.fsync(fd)
-            with self._lock(path), _os_errors(path):
-                try:
-                    old: os.stat_result | None = os.stat(path)
-                except FileNotFoundError:
-                    old = None
-                self._check_guard(path, old, guard)
-                if old is not None and not stat.S_ISREG(old.st_mode):
-                    raise FsError(
-                        f'"{path}" is a directory or special file; it cannot be overwritten',
-                        FsErrorCode.FS_NOT_REGULAR_FILE,
-                    )
-                os.fchmod(fd, (old.st_mode & 0o7777) if old else (0o666 & ~_UMASK))
-                # A reused inode with a coarse clock must never repeat a version.
-                now = time.time_ns()
-                mtime = max(now, old.st_mtime_ns + 1) if old else now
-                os.utime(fd, ns=(mtime, mtime))
-                if isinstance(guard, CreateIfAbsent):
+                fd = os.open(
+                    tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=dir_fd
+                )
+            try:
+                with _os_errors(path):
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                with self._lock(dir_fd, name), _os_errors(path):
                     try:
-                        os.link(tmp, path)
-                    except FileExistsError:
-                        raise FsNotObserved(
-                            f'"{path}" already exists and was not read before this write'
-                        ) from None
-                    os.unlink(tmp)
-                else:
-                    os.rename(tmp, path)
-                published = True
-                version = _version(os.fstat(fd))
+                        old: os.stat_result | None = os.stat(
+                            name, dir_fd=dir_fd, follow_symlinks=False
+                        )
+                    except FileNotFoundError:
+                        old = None
+                    self._check_guard(path, old, guard)
+                    if old is not None and stat.S_ISLNK(old.st_mode):
+                        raise FsError(
+                            f'"{path}" became a symlink after it was resolved; nothing was written',
+                            FsErrorCode.FS_SANDBOX_DENIED,
+                        )
+                    if old is not None and not stat.S_ISREG(old.st_mode):
+                        raise FsError(
+                            f'"{path}" is a directory or special file; it cannot be overwritten',
+                            FsErrorCode.FS_NOT_REGULAR_FILE,
+                        )
+                    os.fchmod(fd, (old.st_mode & 0o7777) if old else (0o666 & ~_UMASK))
+                    # A reused inode with a coarse clock must never repeat a version.
+                    now = time.time_ns()
+                    mtime = max(now, old.st_mtime_ns + 1) if old else now
+                    os.utime(fd, ns=(mtime, mtime))
+                    if isinstance(guard, CreateIfAbsent):
+                        try:
+                            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                        except FileExistsError:
+                            raise FsNotObserved(
+                                f'"{path}" already exists and was not read before this write'
+                            ) from None
+                        os.unlink(tmp, dir_fd=dir_fd)
+                    else:
+                        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                    published = True
+                    version = _version(os.fstat(fd))
+            finally:
+                os.close(fd)
             return StoredWrite(version, created=old is None)
         finally:
-            os.close(fd)
             if not published:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                    os.unlink(tmp, dir_fd=dir_fd)
+            os.close(dir_fd)
 
     @staticmethod
     def _check_guard(path: str, old: os.stat_result | None, guard: FsWriteIntent | None) -> None:
