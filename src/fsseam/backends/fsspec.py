@@ -182,20 +182,26 @@ class FsspecFileSystem(FileSystem):
         return os.path.join(base, path)
 
     def _local_path(self, path: str, cwd: str | None, *, follow: bool) -> str:
+        real, display = self._local_resolve(path, cwd)
+        return real if follow else display
+
+    def _local_resolve(self, path: str, cwd: str | None) -> tuple[str, str]:
+        """``(real, display)``: the path with every symlink resolved, and with all but the last.
+
+        Both must lie inside the root. With ``..`` in the path the two are the
+        same (a lexical ``..`` after a symlink would name another file).
+        """
         self._check_syntax(path)
         joined = self._local_join(path, cwd)
-        if follow:
-            real = os.path.realpath(joined)
+        parent, name = os.path.split(joined)
+        if name in ("", ".", "..") or "/../" in joined or joined.startswith("../"):
+            real = display = os.path.realpath(joined)
         else:
-            parent, name = os.path.split(os.path.normpath(joined))
-            real = (
-                os.path.join(os.path.realpath(parent), name)
-                if name not in ("", ".", "..")
-                else os.path.realpath(joined)
-            )
-        if not self._contained(real):
+            display = os.path.join(os.path.realpath(parent), name)
+            real = os.path.realpath(display) if os.path.islink(display) else display
+        if not (self._contained(real) and self._contained(display)):
             raise self._deny(path, "resolves outside the workspace")
-        return real
+        return real, display
 
     def _store_path(self, path: str, cwd: str | None) -> str:
         self._check_syntax(path)
@@ -221,10 +227,15 @@ class FsspecFileSystem(FileSystem):
         key = store if self._local else self._dialect.url(store)
         return FsTarget(FsTargetKey(key), self._dialect.url(store))
 
-    def _path_of(self, target: FsTarget) -> str:
-        """Re-contain a target on every use (a symlink may have moved since resolve)."""
+    def _path_of(self, target: FsTarget, *, verified_later: bool = False) -> str:
+        """Re-contain a target on every use (a symlink may have moved since resolve).
+
+        ``verified_later``: the local dialect re-validates the descriptor it
+        opens, which is both cheaper and race-free, so the path walk is skipped.
+        """
         if self._local:
-            real = os.path.realpath(target.target_key)
+            key = target.target_key
+            real = key if verified_later else os.path.realpath(key)
             if not self._contained(real):
                 raise self._deny(target.display_path, "resolves outside the workspace")
             self._check_denied(target.display_path, real)
@@ -235,8 +246,7 @@ class FsspecFileSystem(FileSystem):
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         if self._local:
-            real = self._local_path(path, cwd, follow=True)
-            display = self._local_path(path, cwd, follow=False)
+            real, display = self._local_resolve(path, cwd)
             self._check_denied(path, real, display)
             return FsTarget(FsTargetKey(real), display)
         store = self._store_path(path, cwd)
@@ -260,13 +270,14 @@ class FsspecFileSystem(FileSystem):
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
         @asynccontextmanager
         async def opened() -> AsyncIterator[FsTextStream]:
-            async with self._dialect.open_read(self._path_of(target)) as reader:
+            path = self._path_of(target, verified_later=True)
+            async with self._dialect.open_read(path) as reader:
                 yield _TextStream(reader, target.display_path)
 
         return opened()
 
     async def read_text(self, target: FsTarget) -> str:
-        data, _ = await self._dialect.read_bytes(self._path_of(target))
+        data, _ = await self._dialect.read_bytes(self._path_of(target, verified_later=True))
         return textmod.decode(data, target.display_path)[0]
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
@@ -332,7 +343,7 @@ class FsspecFileSystem(FileSystem):
         expected: FsWriteIntent | None = None,
     ) -> FsWriteOutcome:
         self._check_writable(target)
-        path = self._path_of(target)
+        path = self._path_of(target, verified_later=True)
         if isinstance(expected, CreateIfAbsent):
             stored = await self._dialect.put(path, textmod.encode(content, False), expected)
             return FsWriteOutcome("create", stored.version, None, content)
@@ -373,7 +384,7 @@ class FsspecFileSystem(FileSystem):
         expected: FsVersion | None = None,
     ) -> FsEditOutcome:
         self._check_writable(target)
-        path = self._path_of(target)
+        path = self._path_of(target, verified_later=True)
         name = target.display_path
         for _ in range(_RETRIES):
             try:
