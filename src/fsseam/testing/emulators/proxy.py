@@ -144,7 +144,10 @@ class RecordingProxy:
         for key, value in resp.getheaders():
             if key.lower() not in ("transfer-encoding", "connection", "content-length"):
                 handler.send_header(key, value)
-        handler.send_header("Content-Length", str(len(data)))
+        # A HEAD answer has no body but must keep the object's Content-Length
+        # (clients read the size from it).
+        length = resp.getheader("Content-Length") if handler.command == "HEAD" else None
+        handler.send_header("Content-Length", length or str(len(data)))
         handler.end_headers()
         if handler.command == "HEAD":
             return

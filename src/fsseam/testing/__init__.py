@@ -1,0 +1,46 @@
+"""The reusable conformance suite: run every seam contract line against a backend.
+
+Ship-and-subclass, like ``fsspec/tests/abstract``::
+
+    from fsseam.testing import ConformanceSuite, FileSystemFixtures
+
+    class MyStoreFixtures(FileSystemFixtures):
+        @pytest.fixture
+        def fs(self):
+            yield open_fs("mystore://bucket/" + uuid.uuid4().hex)
+
+    class TestMyStore(ConformanceSuite, MyStoreFixtures):
+        pass
+
+``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
+cross-process tests, ``supports_symlinks``, ``native_root``...). A capability a
+backend declares False skips only its own tests; the guard semantics run on
+every store.
+"""
+
+import pytest
+
+# Before the suite modules are imported, so their asserts explain themselves.
+pytest.register_assert_rewrite(
+    "fsseam.testing.suite", "fsseam.testing.fixtures", "fsseam.testing._support"
+)
+
+from fsseam.testing.fixtures import (  # noqa: E402
+    FileSystemFixtures,
+    FileSystemOpener,
+    FsSpec,
+    FsspecRawStore,
+    RawStore,
+    SymlinkMaker,
+)
+from fsseam.testing.suite import ConformanceSuite  # noqa: E402
+
+__all__ = [
+    "ConformanceSuite",
+    "FileSystemFixtures",
+    "FileSystemOpener",
+    "FsSpec",
+    "FsspecRawStore",
+    "RawStore",
+    "SymlinkMaker",
+]

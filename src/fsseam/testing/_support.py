@@ -1,0 +1,151 @@
+"""Small helpers the suite's tests share: running coroutines, expecting codes, workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pytest
+
+from fsseam.seam import (
+    FileSystem,
+    FsError,
+    FsErrorCode,
+    FsTarget,
+    FsVersion,
+    FsWriteIntent,
+    FsWriteOutcome,
+)
+from fsseam.testing._worker import encode_payload, increment
+from fsseam.testing.fixtures import FsSpec
+
+T = TypeVar("T")
+
+BOM = b"\xef\xbb\xbf"
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Drive one test body on a fresh event loop (no loop is ever assumed)."""
+    return asyncio.run(coro)
+
+
+async def expect_error(code: FsErrorCode, call: Awaitable[Any]) -> FsError:
+    """Await ``call`` and require an :class:`FsError` with exactly ``code``."""
+    try:
+        result = await call
+    except FsError as exc:
+        error = exc
+    else:
+        pytest.fail(f"expected FsError {code.value}, but the call returned {result!r}")
+    assert error.code == code, f"expected {code.value}, got {error.code.value}: {error}"
+    return error
+
+
+async def write(
+    fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
+) -> FsWriteOutcome:
+    """Resolve ``path`` and write ``content`` to it."""
+    return await fs.write_text(await fs.resolve(path), content, expected)
+
+
+async def read(fs: FileSystem, path: str) -> str:
+    """Resolve ``path`` and read its text."""
+    return await fs.read_text(await fs.resolve(path))
+
+
+async def version(fs: FileSystem, path: str) -> FsVersion:
+    """The current version of the file at ``path`` (which must exist)."""
+    info = await fs.stat(await fs.resolve(path))
+    assert info is not None, f"{path} should exist"
+    return info.version
+
+
+async def names(fs: FileSystem, path: str = ".") -> list[str]:
+    """Names ``list_dir`` reports for ``path``."""
+    return [entry.name for entry in await fs.list_dir(await fs.resolve(path))]
+
+
+def absolute_spelling(display_path: str) -> str:
+    """``display_path`` without its scheme: the absolute path, or ``/bucket/key``."""
+    if "://" not in display_path:
+        return display_path
+    return "/" + display_path.split("://", 1)[1].lstrip("/")
+
+
+def url_spelling(display_path: str) -> str:
+    """``display_path`` as a full URL (``file://`` for a local path)."""
+    return display_path if "://" in display_path else "file://" + display_path
+
+
+def in_threads(count: int, work: Callable[[int], T]) -> list[T]:
+    """Run ``work(i)`` in ``count`` threads at once; re-raise the first failure."""
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(work, i) for i in range(count)]
+        return [future.result(timeout=120) for future in futures]
+
+
+async def increment_many_tasks(
+    fs: FileSystem, target: FsTarget, tasks: int, times: int, via: str
+) -> None:
+    """``tasks`` asyncio tasks, each adding ``times`` to the counter."""
+    await asyncio.gather(*(increment(fs, target, times, via=via) for _ in range(tasks)))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerResult:
+    """How one worker process ended."""
+
+    returncode: int
+    result: dict[str, Any] | None
+    stderr: str
+
+
+def run_workers(
+    spec: FsSpec, payloads: list[dict[str, Any]], timeout: float = 90
+) -> list[WorkerResult]:
+    """Start one process per payload, release them together, collect their results."""
+    url, options = spec
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fsseam.testing._worker",
+                encode_payload({"url": url, "options": options, **payload}),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for payload in payloads
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if line.strip() != "ready":
+                _, err = proc.communicate(timeout=timeout)
+                pytest.fail(f"worker failed to start: {line!r}\n{err}")
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results: list[WorkerResult] = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            lines = out.strip().splitlines()
+            parsed = json.loads(lines[-1]) if proc.returncode == 0 and lines else None
+            results.append(WorkerResult(proc.returncode, parsed, err))
+        return results
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

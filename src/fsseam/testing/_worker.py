@@ -1,0 +1,143 @@
+"""Read-modify-write loops shared by the suite's threads, tasks and worker processes.
+
+Run as ``python -m fsseam.testing._worker PAYLOAD`` (PAYLOAD: base64 pickle of a
+dict with ``url``, ``options``, ``op`` and the op's arguments), a worker mounts
+the root with :func:`~fsseam.backends.open_fs`, prints ``ready``, waits for one
+line on stdin (so that every worker starts at once), runs the op and prints its
+result as one JSON line. Kept free of pytest so a worker starts fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import pickle
+import sys
+from collections.abc import Awaitable
+from typing import Any
+
+from fsseam.backends import open_fs
+from fsseam.seam import (
+    CreateIfAbsent,
+    FileSystem,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    FsTarget,
+    FsVersion,
+    ReplaceIfVersion,
+)
+
+__all__ = [
+    "CRASH_EXIT",
+    "counter_value",
+    "encode_payload",
+    "increment",
+    "main",
+    "read_versioned",
+]
+
+CRASH_EXIT = 86
+"""Exit status of a worker killed on purpose just before it publishes a write."""
+
+_MAX_ATTEMPTS = 10_000
+
+
+async def read_versioned(fs: FileSystem, target: FsTarget) -> tuple[str, FsVersion]:
+    """The text and the version of exactly those bytes (one open, no separate stat)."""
+    async with fs.stream_text(target) as stream:
+        text = "".join([chunk async for chunk in stream])
+        return text, stream.info.version
+
+
+def counter_value(text: str) -> int:
+    """The number in a counter file (``count=N``)."""
+    return int(text.strip().removeprefix("count="))
+
+
+async def increment(
+    fs: FileSystem, target: FsTarget, times: int, *, via: str = "edit", pause: bool = True
+) -> int:
+    """Add ``times`` to the counter at ``target`` with guarded read->write cycles.
+
+    Each cycle reads the text and its version, then edits (``via="edit"``) or
+    rewrites (``via="write"``) under that version, retrying on
+    ``FS_STALE_VERSION``. ``pause`` yields to the loop between read and write
+    so concurrent tasks interleave. Returns how many cycles lost a race.
+    """
+    conflicts = 0
+    for _ in range(times):
+        for _attempt in range(_MAX_ATTEMPTS):
+            text, version = await read_versioned(fs, target)
+            value = counter_value(text)
+            if pause:
+                await asyncio.sleep(0)
+            try:
+                if via == "edit":
+                    edit = FsEditRequest(f"count={value}\n", f"count={value + 1}\n")
+                    await fs.edit_text(target, edit, version)
+                else:
+                    await fs.write_text(target, f"count={value + 1}\n", ReplaceIfVersion(version))
+            except FsError as exc:
+                if exc.code != FsErrorCode.FS_STALE_VERSION:
+                    raise
+                conflicts += 1
+                continue
+            break
+        else:
+            raise RuntimeError(f"no increment landed in {_MAX_ATTEMPTS} attempts")
+    return conflicts
+
+
+async def _attempt(call: Awaitable[Any]) -> dict[str, Any]:
+    try:
+        await call
+    except FsError as exc:
+        return {"ok": False, "code": exc.code.value}
+    return {"ok": True, "code": None}
+
+
+async def _run_op(fs: FileSystem, payload: dict[str, Any]) -> dict[str, Any]:
+    op = payload["op"]
+    target = await fs.resolve(payload["path"])
+    if op == "increment":
+        conflicts = await increment(fs, target, payload["times"], via=payload.get("via", "edit"))
+        return {"ok": True, "conflicts": conflicts}
+    if op == "write_if_version":
+        guard = ReplaceIfVersion(FsVersion(payload["version"]))
+        return await _attempt(fs.write_text(target, payload["content"], guard))
+    if op == "create":
+        return await _attempt(fs.write_text(target, payload["content"], CreateIfAbsent()))
+    if op == "crash_on_publish":
+
+        def crash(*_args: Any, **_kwargs: Any) -> None:
+            os._exit(CRASH_EXIT)
+
+        # Everything up to the publishing rename/link runs for real.
+        os.rename = os.replace = os.link = crash
+        intent = CreateIfAbsent() if payload.get("create") else None
+        await fs.write_text(target, payload["content"], intent)
+        return {"ok": True, "code": None}
+    raise ValueError(f"unknown op {op!r}")
+
+
+def encode_payload(payload: dict[str, Any]) -> str:
+    """The command-line form of a worker payload."""
+    return base64.b64encode(pickle.dumps(payload)).decode("ascii")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Worker process entry point (see the module docstring)."""
+    args = sys.argv[1:] if argv is None else argv
+    payload: dict[str, Any] = pickle.loads(base64.b64decode(args[0]))  # our own parent wrote it
+    fs = open_fs(payload["url"], **payload["options"])
+    print("ready", flush=True)
+    sys.stdin.readline()
+    result = asyncio.run(_run_op(fs, payload))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
