@@ -6,8 +6,9 @@ import fsseam
 from fsseam.seam import FsError, FsErrorCode
 
 EXPECTED = {
-    "DEFAULT_MAX_EDIT_BYTES", "FS_COMMITTED", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT", "Absent",
-    "Agent", "Context", "CreateIfAbsent", "FileSystem", "FileTools", "FsAborted",
+    "DEFAULT_MAX_EDIT_BYTES", "FS_COMMITTED", "FS_EDIT_INTENT", "FS_OBSERVED",
+    "FS_WRITE_INTENT", "Absent", "Agent", "Context", "CreateIfAbsent", "FileSystem",
+    "FileTools", "FsAborted",
     "FsAmbiguousEdit", "FsCapabilities", "FsDirEntry", "FsEditNotFound", "FsEditOutcome",
     "FsEditRequest", "FsError", "FsErrorCode", "FsIOError", "FsInfo", "FsNotDirectory",
     "FsNotFound", "FsNotObserved", "FsNotRegularFile", "FsNotText", "FsObservation",
