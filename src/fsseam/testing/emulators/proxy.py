@@ -64,6 +64,9 @@ class RecordingProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; Nagle would hold the
+            # second back ~40 ms waiting for the client's delayed ACK.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: object) -> None:
                 return
