@@ -11,10 +11,18 @@ class pipes the server's stderr and never reads it, so the server blocks once
 the pipe fills (about 500 requests). Here stderr goes to a temporary file,
 shown in the error when the server fails to start.
 
+Importing this module defaults ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT`` to
+``false`` (as the GCS dialect does), so that tests importing gcsfs before the
+dialect still get the core class: the experimental one probes every bucket
+over gRPC, which the emulator does not speak, and waits out the timeouts.
+
 Clients talk to the proxy, never to the server directly, so tests can count
-requests and inject faults. The server's ``-external-url`` is the proxy's URL,
-so any ``Location`` header it hands out (resumable uploads) routes back
-through the proxy too.
+requests and inject faults. The server's ``-external-url`` is the proxy's
+URL, but fake-gcs-server 1.54 builds a resumable upload's ``Location`` from
+the request's ``Host`` header, which the proxy rewrites to the server's
+address: the chunk PUTs of a resumable upload (gcsfs's own large writes,
+never the GCS dialect's, which are single multipart requests) reach the
+server directly, uncounted.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ import uuid
 from typing import Any, NamedTuple
 
 from fsseam.testing.emulators.proxy import RecordingProxy
+
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 __all__ = ["GCSBucket", "GCSEmulator", "gcs_emulator", "new_bucket"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,8 +56,13 @@ class Fault:
 class RecordingProxy:
     """Threaded reverse proxy on 127.0.0.1 forwarding to ``upstream`` (``host:port``)."""
 
-    def __init__(self, upstream_host: str, upstream_port: int) -> None:
+    def __init__(
+        self, upstream_host: str, upstream_port: int, *, preserve_host: bool = False
+    ) -> None:
         self.upstream = (upstream_host, upstream_port)
+        self.preserve_host = preserve_host
+        """Forward the client's Host header (servers that build URLs from it
+        then keep pointing clients at the proxy)."""
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._faults: list[Fault] = []
@@ -76,8 +82,7 @@ class RecordingProxy:
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _handle  # noqa: N815
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -134,32 +139,67 @@ class RecordingProxy:
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
         try:
             out_headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}
-            out_headers["Host"] = f"{self.upstream[0]}:{self.upstream[1]}"
+            out_headers["Host"] = (
+                handler.headers.get("Host", "")
+                if self.preserve_host
+                else f"{self.upstream[0]}:{self.upstream[1]}"
+            )
             conn.request(handler.command, handler.path, body=body, headers=out_headers)
             resp = conn.getresponse()
-            data = resp.read()
+            if fault is not None and fault.action == "lose_response":
+                resp.read()
+                _answer(handler, fault.status, b"injected failure after the store applied it")
+                return
+            self._relay(handler, resp, cut=fault is not None and fault.action == "cut_body")
         finally:
             conn.close()
-        if fault is not None and fault.action == "lose_response":
-            _answer(handler, fault.status, b"injected failure after the store applied it")
-            return
+
+    @staticmethod
+    def _relay(
+        handler: BaseHTTPRequestHandler, resp: http.client.HTTPResponse, *, cut: bool
+    ) -> None:
+        """Stream the upstream answer back in chunks (bounded memory for big objects)."""
+        declared = resp.getheader("Content-Length")
+        data = b"" if declared is not None or handler.command == "HEAD" else resp.read()
+        length = int(declared) if declared is not None else len(data)
         handler.send_response(resp.status, resp.reason)
         for key, value in resp.getheaders():
             if key.lower() not in ("transfer-encoding", "connection", "content-length"):
                 handler.send_header(key, value)
-        # A HEAD answer has no body but must keep the object's Content-Length
+        # A HEAD answer has no body but keeps the object's Content-Length
         # (clients read the size from it).
-        length = resp.getheader("Content-Length") if handler.command == "HEAD" else None
-        handler.send_header("Content-Length", length or str(len(data)))
+        handler.send_header("Content-Length", str(length))
         handler.end_headers()
         if handler.command == "HEAD":
             return
-        if fault is not None and fault.action == "cut_body":
-            handler.wfile.write(data[: len(data) // 2])
+        budget = length // 2 if cut else length
+        if data:
+            handler.wfile.write(data[:budget])
+        else:
+            while budget > 0:
+                chunk = resp.read(min(1 << 16, budget))
+                if not chunk:
+                    break
+                handler.wfile.write(chunk)
+                budget -= len(chunk)
+        if cut:
             handler.wfile.flush()
             _abort(handler)
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 overflows under concurrent clients, whose
+    # dropped SYNs are only retried after a second.
+    request_queue_size = 128
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # Clients hanging up early (a streamed read stopped after its window,
+        # an injected cut) are expected; anything else is still reported.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
             return
-        handler.wfile.write(data)
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 def _answer(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
