@@ -24,6 +24,8 @@ from fsseam import (
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
+    FsError,
+    FsErrorCode,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -427,9 +429,12 @@ def test_doctor_on_local_disk(ws: Path) -> None:
     assert "8 concurrent edits at one version: 1 accepted, 7 refused" in out
     assert "FAIL" not in out
     assert out.rstrip().endswith("result: ok, the store enforces its preconditions")
-    scratch = [p.name for p in ws.iterdir() if p.name.startswith(".fsseam-doctor-")]
-    assert len(scratch) == 1
-    assert f"scratch left: {ws / scratch[0]}" in out
+    scratch_line = next(line for line in out.splitlines() if line.startswith("scratch:"))
+    scratch = Path(scratch_line.split(None, 1)[1])
+    assert scratch.parent == ws
+    assert scratch.name.startswith(".fsseam-doctor-")
+    assert f"scratch removed: {scratch}" in out
+    assert not scratch.exists()
 
 
 def test_doctor_missing_root(cli: Cli, ws: Path) -> None:
@@ -532,3 +537,19 @@ def test_doctor_on_s3_proves_the_guards_and_catches_a_server_that_ignores_them(
     assert status == 1, report
     assert "create-only write of an existing object: ACCEPTED" in report
     assert "result: UNSAFE" in report
+
+
+@pytest.mark.s3
+def test_missing_bucket_is_not_found_while_an_empty_prefix_lists_empty(
+    s3_server: Any, s3_bucket: Any
+) -> None:
+    options = dict(s3_bucket.storage_options)
+
+    async def listing(url: str) -> list[object]:
+        fs = open_fs(url, **options)
+        return list(await fs.list_dir(await fs.resolve(".")))
+
+    assert asyncio.run(listing(s3_bucket.url + "/empty-prefix")) == []
+    with pytest.raises(FsError) as caught:
+        asyncio.run(listing("s3://no-such-bucket-fsseam/ws"))
+    assert caught.value.code is FsErrorCode.FS_NOT_FOUND

@@ -51,6 +51,7 @@ from fsseam.seam import (
     FsEditRequest,
     FsError,
     FsErrorCode,
+    FsTarget,
     FsVersion,
     FsWriteIntent,
     FsWriteOutcome,
@@ -309,8 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
         "With a scratch object .fsseam-doctor-<random> under URL, check that the\n"
         "store refuses a second create-only write and writes at a stale version,\n"
         "including concurrent ones, and report dialect, capabilities, versions\n"
-        "and timings. Exit 1 when a precondition was not enforced. The seam has\n"
-        "no delete: the scratch object is left in place, and its URL printed.",
+        "and timings. Exit 1 when a precondition was not enforced. The scratch\n"
+        "object is removed afterwards.",
         parents=[storage],
     )
     doc.add_argument("url", metavar="URL", help="workspace root to check")
@@ -623,14 +624,15 @@ class _Report:
             self.fail(f"{label}: all refused, none won", ms)
         return None
 
-    def verdict(self, scratch: str | None) -> int:
+    def verdict(self, scratch: str | None, *, removed: bool = False) -> int:
         print("versions seen:", file=self.out)
         for version in self.versions:
             print(f"  {version}", file=self.out)
-        if scratch is not None:
+        if scratch is not None and removed:
+            print(f"scratch removed: {scratch}", file=self.out)
+        elif scratch is not None:
             print(
-                f"scratch left: {scratch} (the seam has no delete; remove it by hand)",
-                file=self.out,
+                f"scratch left: {scratch} (could not remove it; remove it by hand)", file=self.out
             )
         if self.failed:
             print("result: UNSAFE, the store did not enforce a precondition", file=self.out)
@@ -658,6 +660,19 @@ async def _gather_timed(coros: list[Awaitable[T]]) -> tuple[list[T | FsError], f
     return [value for value, _ in timed], (time.perf_counter() - start) * 1000
 
 
+async def _finish(fs: FileSystem, target: FsTarget, report: _Report) -> int:
+    """Remove the scratch object when the file system can, then give the verdict."""
+    remove = getattr(fs, "remove", None)
+    removed = False
+    if callable(remove):
+        try:
+            await remove(target)
+            removed = True
+        except FsError:
+            removed = False
+    return report.verdict(target.display_path, removed=removed)
+
+
 async def doctor(fs: FileSystem, out: TextIO, *, racers: int = 8) -> int:
     """Prove with a scratch object that ``fs`` enforces its write guards; returns the exit status.
 
@@ -671,7 +686,8 @@ async def doctor(fs: FileSystem, out: TextIO, *, racers: int = 8) -> int:
 
     Returns 0, 1 (:data:`EXIT_UNSAFE`) when a precondition was not enforced,
     or the error family's status when a check could not run. The scratch
-    object is left in place (the seam has no delete) and its path printed.
+    object is removed afterwards where the file system offers ``remove``
+    (:class:`~fsseam.backends.FsspecFileSystem` does); otherwise its path is printed.
     """
     report = _Report(out)
     caps = fs.capabilities
@@ -714,7 +730,7 @@ async def doctor(fs: FileSystem, out: TextIO, *, racers: int = 8) -> int:
     replaced, ms = await _timed(write("fsseam doctor: replaced\n", ReplaceIfVersion(v1)))
     if isinstance(replaced, FsError):
         report.error("replace at the current version", replaced, ms)
-        return report.verdict(target.display_path)
+        return await _finish(fs, target, report)
     v2 = report.seen(replaced.version)
     if v2 == v1:
         report.fail("replace at the current version: accepted, but the version is unchanged", ms)
@@ -732,7 +748,7 @@ async def doctor(fs: FileSystem, out: TextIO, *, racers: int = 8) -> int:
     stored, ms = await _timed(read_back())
     if isinstance(stored, FsError):
         report.error("read back", stored, ms)
-        return report.verdict(target.display_path)
+        return await _finish(fs, target, report)
     text, version = stored
     report.seen(version)
     if winner is not None:
@@ -757,7 +773,7 @@ async def doctor(fs: FileSystem, out: TextIO, *, racers: int = 8) -> int:
             report.ok("stat: the version the winning edit returned", ms)
         else:
             report.fail("stat: not the version the winning edit returned", ms)
-    return report.verdict(target.display_path)
+    return await _finish(fs, target, report)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:

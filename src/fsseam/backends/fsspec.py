@@ -285,8 +285,10 @@ class FsspecFileSystem(FileSystem):
         try:
             raw = await self._dialect.list_dir(path)
         except FsNotFound:
-            if not self._local and path == self._root:
-                return []  # an object-store prefix exists once something is under it
+            # An object-store prefix exists once something is under it: an
+            # empty root lists as empty, unless its bucket is missing.
+            if not self._local and path == self._root and await self._dialect.bucket_exists(path):
+                return []
             raise
         entries = [
             FsDirEntry(
@@ -309,6 +311,17 @@ class FsspecFileSystem(FileSystem):
             key = real if self._contained(real) else child
             return FsTarget(FsTargetKey(key), child)
         return self._target(child)
+
+    # -- maintenance -----------------------------------------------------------
+
+    async def remove(self, target: FsTarget) -> None:
+        """Delete one file, unconditionally (not a model-facing operation).
+
+        For maintenance code such as ``fsseam doctor`` cleaning up its scratch
+        object. Refused in read-only mode; ``FS_NOT_FOUND`` when absent.
+        """
+        self._check_writable(target)
+        await self._dialect.remove(self._path_of(target))
 
     # -- writes --------------------------------------------------------------
 

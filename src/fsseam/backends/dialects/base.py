@@ -18,6 +18,8 @@ from typing import Any, ClassVar, TypeVar
 
 from fsseam.seam import (
     FsInfo,
+    FsIOError,
+    FsNotFound,
     FsPathInfo,
     FsTooLarge,
     FsVersion,
@@ -173,6 +175,26 @@ class Dialect(ABC):
     @abstractmethod
     async def list_dir(self, path: str) -> list[RawEntry]:
         """Direct children (any order); ``FS_NOT_FOUND`` / ``FS_NOT_DIRECTORY``."""
+
+    async def remove(self, path: str) -> None:
+        """Delete one file (unconditionally); ``FS_NOT_FOUND`` when absent.
+
+        Not part of the model-facing seam: maintenance code (``fsseam doctor``
+        cleaning its scratch object) uses it.
+        """
+        try:
+            await asyncio.to_thread(self.fs.rm_file, path)
+        except FileNotFoundError as exc:
+            raise FsNotFound(f'"{self.url(path)}" does not exist') from exc
+        except OSError as exc:
+            raise FsIOError(f'"{self.url(path)}": {exc}') from exc
+
+    async def bucket_exists(self, path: str) -> bool:
+        """Whether the bucket / container holding ``path`` exists (object stores)."""
+        if self.fs.root_marker:  # a tree, not buckets (memory://, local)
+            return True
+        bucket = path.lstrip("/").split("/", 1)[0]
+        return bool(await asyncio.to_thread(self.fs.exists, bucket))
 
     def is_internal(self, name: str) -> bool:
         """True for the dialect's own scratch names, hidden from listings."""

@@ -186,6 +186,9 @@ class GenericDialect(Dialect):
 
         return await self._run(path, work)
 
+    async def remove(self, path: str) -> None:
+        await self._run(path, lambda: self.fs.rm_file(path))
+
     async def list_dir(self, path: str) -> list[RawEntry]:
         def work() -> list[RawEntry]:
             info = self._info(path)

@@ -349,6 +349,14 @@ class LocalDialect(Dialect):
             if _version(old) != guard.version:
                 raise FsStaleVersion(f'"{path}" was modified since it was read')
 
+    async def remove(self, path: str) -> None:
+        dir_fd = self._open_parent(path)
+        try:
+            with self._lock(dir_fd, os.path.basename(path)), _os_errors(path):
+                os.unlink(os.path.basename(path), dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+
     async def list_dir(self, path: str) -> list[RawEntry]:
         entries: list[RawEntry] = []
         with _os_errors(path), os.scandir(path) as it:
