@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -18,7 +18,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsseam import text as textmod
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules, syntax_problem
 from fsseam.backends.dialects import Dialect, dialect_class, dialect_for, protocols
-from fsseam.backends.dialects.base import RawReader
+from fsseam.backends.dialects.base import RawEntry, RawReader
 from fsseam.seam import (
     CreateIfAbsent,
     FileSystem,
@@ -39,6 +39,7 @@ from fsseam.seam import (
     FsTextStream,
     FsTooLarge,
     FsVersion,
+    FsWalkEntry,
     FsWriteIntent,
     FsWriteOutcome,
     ReplaceIfVersion,
@@ -58,10 +59,18 @@ class _TextStream(FsTextStream):
 
     async def __aiter__(self) -> AsyncIterator[str]:
         decoder = textmod.StreamDecoder(self._name)
-        async for chunk in self._reader.chunks():
-            text = decoder.feed(chunk)
-            if text:
-                yield text
+        # Closed explicitly: a decode error must close the reader's generator now, not
+        # leave it pending until garbage collection.
+        chunks = self._reader.chunks()
+        try:
+            async for chunk in chunks:
+                text = decoder.feed(chunk)
+                if text:
+                    yield text
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
         tail = decoder.feed(b"", final=True)
         if tail:
             yield tail
@@ -312,6 +321,70 @@ class FsspecFileSystem(FileSystem):
             return FsTarget(FsTargetKey(key), child)
         return self._target(child)
 
+    async def walk(
+        self, target: FsTarget, *, max_depth: int | None = None
+    ) -> AsyncIterator[FsWalkEntry]:
+        if max_depth is not None and max_depth < 1:
+            raise ValueError("max_depth must be 1 or more (or None for no limit)")
+        top = self._path_of(target)
+        root = self._root.rstrip("/")
+        base = top.rstrip("/") + "/"
+
+        def relative(store: str) -> str:
+            return store[len(root) :].lstrip("/")
+
+        def descend(store: str) -> bool:
+            # A denied directory is not entered; on local disk neither is one
+            # that a symlink replaced since it was listed (realpath moves).
+            if self._deny_rules.match(relative(store)) is not None:
+                return False
+            return not self._local or os.path.realpath(store) == store
+
+        listing = self._dialect.walk(top, max_depth=max_depth, descend=descend)
+        try:
+            first = await anext(listing)
+        except StopAsyncIteration:
+            return
+        except FsNotFound:
+            if not self._local and top == self._root and await self._dialect.bucket_exists(top):
+                return  # an empty object-store root, as in list_dir
+            raise
+        pending: tuple[str, RawEntry] | None = first
+        try:
+            while pending is not None:
+                rel, raw = pending
+                store = base + rel
+                if not self._dialect.is_internal(raw.name) and self._walkable(store, raw):
+                    target = self._walk_target(store, raw)
+                    yield FsWalkEntry(rel, raw.type, target, raw.version, raw.size)
+                pending = await anext(listing, None)
+        finally:
+            # A caller that stops early closes us; close the store listing now,
+            # on this loop, rather than leave it to the garbage collector.
+            close = getattr(listing, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _walkable(self, store: str, raw: RawEntry) -> bool:
+        """True when ``resolve`` would accept the entry: not denied, no way out of the root."""
+        root = self._root.rstrip("/")
+        if self._deny_rules.match(store[len(root) :].lstrip("/")) is not None:
+            return False
+        if self._local and raw.type == "symlink":
+            real = os.path.realpath(store)
+            return self._contained(real) and (
+                self._deny_rules.match(real[len(root) :].lstrip("/")) is None
+            )
+        return True
+
+    def _walk_target(self, store: str, raw: RawEntry) -> FsTarget:
+        if not self._local:
+            return self._target(store)
+        # Below a directory already checked to be its own realpath, only a
+        # symlink can lead elsewhere; skip the realpath walk for the rest.
+        key = os.path.realpath(store) if raw.type == "symlink" else store
+        return FsTarget(FsTargetKey(key), store)
+
     # -- maintenance -----------------------------------------------------------
 
     async def remove(self, target: FsTarget) -> None:
@@ -396,6 +469,33 @@ class FsspecFileSystem(FileSystem):
         edit: FsEditRequest,
         expected: FsVersion | None = None,
     ) -> FsEditOutcome:
+        def apply(text: str, name: str) -> textmod.EditResult:
+            return textmod.apply_edit(
+                text, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
+            )
+
+        return await self._edit_with(target, expected, apply)
+
+    async def edit_text_many(
+        self,
+        target: FsTarget,
+        edits: Sequence[FsEditRequest],
+        expected: FsVersion | None = None,
+    ) -> FsEditOutcome:
+        # The same single read + guarded put as edit_text: one critical section
+        # for all the edits, so a multi-edit costs what one edit costs.
+        def apply(text: str, name: str) -> textmod.EditResult:
+            return textmod.apply_edits(text, edits, name=name)
+
+        return await self._edit_with(target, expected, apply)
+
+    async def _edit_with(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None,
+        apply: Callable[[str, str], textmod.EditResult],
+    ) -> FsEditOutcome:
+        """Read, ``apply(text, name)`` in memory, put guarded by the version read."""
         self._check_writable(target)
         path = self._path_of(target, verified_later=True)
         name = target.display_path
@@ -410,9 +510,7 @@ class FsspecFileSystem(FileSystem):
             if expected is not None and info.version != expected:
                 raise FsStaleVersion(f'"{name}" was modified since it was read')
             before, bom = textmod.decode(data, name)
-            result = textmod.apply_edit(
-                before, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
-            )
+            result = apply(before, name)
             encoded = textmod.encode(result.text, bom)
             if len(encoded) > self._max_edit_bytes:
                 raise FsTooLarge(

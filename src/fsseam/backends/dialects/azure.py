@@ -370,8 +370,11 @@ class AzureDialect(Dialect):
             try:
                 return await self._call(fetch())
             except (ResourceModifiedError, ResourceNotFoundError) as exc:
-                raise FsStaleVersion(
-                    f'"{self.url(path)}" changed while it was being read; read it again'
+                # Same code as S3 and GCS for the same event: the model must see
+                # one answer whatever the store.
+                raise FsError(
+                    f'"{self.url(path)}" changed while it was being read; read it again',
+                    FsErrorCode.FS_IO_ERROR,
                 ) from exc
 
     async def _open(self, path: str) -> _BlobReader:

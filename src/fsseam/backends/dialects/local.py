@@ -246,15 +246,36 @@ class LocalDialect(Dialect):
 
     @contextmanager
     def _lock(self, dir_fd: int, name: str) -> Iterator[None]:
+        """Exclusive lock for ``name`` in the directory ``dir_fd``, across processes.
+
+        The lock file is unlinked by its holder on release, so lock files do
+        not pile up; a waiter that then wins the flock on the unlinked file
+        notices that the path no longer names it and retries on the new one.
+        """
         pst = os.fstat(dir_fd)
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:24]
         lock_path = os.path.join(self._locks, f"{pst.st_dev:x}-{pst.st_ino:x}-{digest}.lock")
-        with _os_errors(lock_path):
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        while True:
+            with _os_errors(lock_path):
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held = os.fstat(fd)
+                try:
+                    named = os.stat(lock_path)
+                except FileNotFoundError:
+                    named = None
+            except BaseException:
+                os.close(fd)
+                raise
+            if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+                break
+            os.close(fd)  # we locked a file its holder already unlinked: retry
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
             os.close(fd)  # closing releases the flock
 
     def _open_parent(self, path: str) -> int:
