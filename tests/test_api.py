@@ -7,13 +7,14 @@ from fsseam.seam import FsError, FsErrorCode
 
 EXPECTED = {
     "DEFAULT_MAX_EDIT_BYTES", "FS_COMMITTED", "FS_EDIT_INTENT", "FS_OBSERVED",
-    "FS_WRITE_INTENT", "Absent", "Agent", "Context", "CreateIfAbsent", "FileSystem",
-    "FileTools", "FsAborted",
+    "FS_WRITE_INTENT", "Absent", "Agent", "Context", "CreateIfAbsent", "DiscoveryTools",
+    "FileSystem", "FileTools", "FsAborted",
     "FsAmbiguousEdit", "FsCapabilities", "FsDirEntry", "FsEditNotFound", "FsEditOutcome",
     "FsEditRequest", "FsError", "FsErrorCode", "FsIOError", "FsInfo", "FsNotDirectory",
     "FsNotFound", "FsNotObserved", "FsNotRegularFile", "FsNotText", "FsObservation",
     "FsPathInfo", "FsPermissionDenied", "FsSandboxDenied", "FsStaleVersion", "FsTarget",
-    "FsTargetKey", "FsTextStream", "FsTooLarge", "FsVersion", "FsWriteIntent", "FsWriteOutcome",
+    "FsTargetKey", "FsTextStream", "FsTooLarge", "FsVersion", "FsWalkEntry", "FsWriteIntent",
+    "FsWriteOutcome",
     "FsspecFileSystem", "ObservationPolicy", "Plugin", "Present", "ReplaceIfVersion", "Tool",
     "ToolExecution", "ToolRegistry", "ToolResult", "__version__", "open_fs",
 }  # fmt: skip

@@ -162,15 +162,95 @@ def test_write_create_then_update_texts(harness: Harness) -> None:
     run = harness.run()
     path = path_of(harness, "new/file.txt")
     res = harness.call("write", {"file_path": "new/file.txt", "content": "v1\n"}, run)
-    assert res.text == f"File created successfully at: {path}"
+    assert res.text == f"File created successfully at: {path}\n\n1: v1"
     assert res.value is not None
     assert res.value["operation"] == "create"
-    assert set(res.value) == {"path", "operation", "version"}
+    assert set(res.value) == {"path", "operation", "version", "diff"}
+    assert res.value["diff"] == f"--- /dev/null\n+++ {path}\n@@ -0,0 +1 @@\n+v1\n"
     res = harness.call("write", {"file_path": "new/file.txt", "content": "v2\n"}, run)
-    assert res.text == f"The file {path} has been updated successfully."
+    assert res.text == f"The file {path} has been updated successfully.\n\n1: v2"
     assert res.value is not None
     assert res.value["operation"] == "update"
+    assert res.value["diff"] == f"--- {path}\n+++ {path}\n@@ -1 +1 @@\n-v1\n+v2\n"
     assert harness.get("new/file.txt") == b"v2\n"
+
+
+def test_success_texts_without_snippets_are_designs_first_lines(harness: Harness) -> None:
+    ctx = make_context(harness.ctx.fs, snippets=False)
+    run = harness.run()
+    path = path_of(harness, "plain.txt")
+    res = ctx.tools.execute_sync("write", {"file_path": "plain.txt", "content": "a a\n"}, run)
+    assert res.text == f"File created successfully at: {path}"
+    res = ctx.tools.execute_sync("write", {"file_path": "plain.txt", "content": "a b a\n"}, run)
+    assert res.text == f"The file {path} has been updated successfully."
+    assert res.value is not None
+    assert res.value["diff"] == f"--- {path}\n+++ {path}\n@@ -1 +1 @@\n-a a\n+a b a\n"
+    edit = {"file_path": "plain.txt", "old_string": "b", "new_string": "B"}
+    assert ctx.tools.execute_sync("edit", edit, run).text == (
+        f"The file {path} has been updated successfully."
+    )
+    edit = {"file_path": "plain.txt", "old_string": "a", "new_string": "A", "replace_all": True}
+    assert ctx.tools.execute_sync("edit", edit, run).text == (
+        f"The file {path} has been updated. All occurrences were successfully replaced."
+    )
+
+
+def test_edit_snippet_shows_the_changed_region_with_context(harness: Harness) -> None:
+    harness.put("long.py", "".join(f"line {i}\n" for i in range(1, 31)).encode())
+    run = harness.run()
+    harness.call("read", {"file_path": "long.py"}, run)
+    path = path_of(harness, "long.py")
+    res = harness.call(
+        "edit", {"file_path": "long.py", "old_string": "line 15\n", "new_string": "fifteen\n"}, run
+    )
+    assert res.text == (
+        f"The file {path} has been updated successfully.\n\n"
+        "12: line 12\n13: line 13\n14: line 14\n15: fifteen\n16: line 16\n17: line 17\n"
+        "18: line 18"
+    )
+    assert res.value is not None
+    assert res.value["diff"] == (
+        f"--- {path}\n+++ {path}\n@@ -12,7 +12,7 @@\n line 12\n line 13\n line 14\n"
+        "-line 15\n+fifteen\n line 16\n line 17\n line 18\n"
+    )
+
+
+def test_edit_snippet_separates_regions_and_caps_its_length(harness: Harness) -> None:
+    harness.put("r.txt", "".join(f"x{i % 10} {i}\n" for i in range(1, 201)).encode())
+    run = harness.run()
+    harness.call("read", {"file_path": "r.txt"}, run)
+    path = path_of(harness, "r.txt")
+    res = harness.call(
+        "edit",
+        {"file_path": "r.txt", "old_string": "x3 ", "new_string": "X3 ", "replace_all": True},
+        run,
+    )
+    head = f"The file {path} has been updated. All occurrences were successfully replaced.\n\n"
+    assert res.text.startswith(
+        head + "1: x1 1\n2: x2 2\n3: X3 3\n4: x4 4\n5: x5 5\n6: x6 6\n...\n"
+        "10: x0 10\n11: x1 11\n12: x2 12\n13: X3 13\n"
+    )
+    lines = res.text[len(head) :].split("\n")
+    assert len(lines) == 41
+    assert lines[-1] == "... (104 more lines not shown; read the file to see them)"
+
+
+def test_write_snippet_when_the_old_text_is_unknown_or_unchanged(harness: Harness) -> None:
+    harness.put("bin.dat", b"\x00\x01")
+    harness.put("same.txt", b"same\n")
+    run = harness.run()
+    path = path_of(harness, "bin.dat")
+    harness.call("read", {"file_path": "bin.dat"}, run)  # FS_NOT_TEXT: not observed
+    ctx = make_context(harness.ctx.fs, policy=False)
+    res = ctx.tools.execute_sync("write", {"file_path": "bin.dat", "content": "now text\n"}, None)
+    assert res.text == f"The file {path} has been updated successfully.\n\n1: now text"
+    assert res.value is not None
+    assert res.value["diff"] is None
+    harness.call("read", {"file_path": "same.txt"}, run)
+    res = harness.call("write", {"file_path": "same.txt", "content": "same\n"}, run)
+    assert res.text == f"The file {path_of(harness, 'same.txt')} has been updated successfully."
+    assert res.value is not None
+    assert res.value["diff"] == ""
 
 
 def test_write_over_unread_file_is_refused(harness: Harness) -> None:
@@ -210,17 +290,17 @@ def test_edit_texts_and_value(harness: Harness) -> None:
     harness.call("read", {"file_path": "e.txt"}, run)
     path = path_of(harness, "e.txt")
     res = harness.call("edit", {"file_path": "e.txt", "old_string": "b", "new_string": "B"}, run)
-    assert res.text == f"The file {path} has been updated successfully."
+    assert res.text == f"The file {path} has been updated successfully.\n\n1: a B a"
     assert res.value is not None
     assert res.value["replacements"] == 1
-    assert set(res.value) == {"path", "replacements", "version"}
+    assert set(res.value) == {"path", "replacements", "version", "diff"}
     res = harness.call(
         "edit",
         {"file_path": "e.txt", "old_string": "a", "new_string": "A", "replace_all": True},
         run,
     )
     assert res.text == (
-        f"The file {path} has been updated. All occurrences were successfully replaced."
+        f"The file {path} has been updated. All occurrences were successfully replaced.\n\n1: A B A"
     )
     assert res.value is not None
     assert res.value["replacements"] == 2
@@ -407,3 +487,56 @@ def test_schema_fields_match_validation_models() -> None:
         assert list(schema["properties"]) == list(model.model_fields)
         required = [name for name, f in model.model_fields.items() if f.is_required()]
         assert schema["required"] == required
+
+
+def test_edit_not_found_names_the_near_miss(harness: Harness) -> None:
+    harness.put("n.py", b"def f():\n\treturn 1\n")
+    run = harness.run()
+    harness.call("read", {"file_path": "n.py"}, run)
+    path = path_of(harness, "n.py")
+    args = {"file_path": "n.py", "old_string": "def f():\n    return 1\n", "new_string": "x"}
+    res = harness.call("edit", args, run)
+    assert res.error == {"name": "FsError", "code": "FS_EDIT_NOT_FOUND"}
+    assert res.text == (
+        f'FS_EDIT_NOT_FOUND: old_string was not found in "{path}"; it must match the file '
+        "exactly (whitespace and indentation included) — read the file and copy the text.\n"
+        "The closest text is at lines 1-2, which differs in tabs vs spaces "
+        "(line 2: 1 tab in the file, 4 spaces in old_string):\n"
+        "1: def f():\n2: \treturn 1"
+    )
+    assert harness.get("n.py") == b"def f():\n\treturn 1\n"
+
+
+def test_edit_ambiguous_lists_every_match_line(harness: Harness) -> None:
+    harness.put("a.txt", b"x = 1\ny = 2\nx = 1\n\nx = 1\n")
+    run = harness.run()
+    harness.call("read", {"file_path": "a.txt"}, run)
+    res = harness.call(
+        "edit", {"file_path": "a.txt", "old_string": "x = 1", "new_string": "z"}, run
+    )
+    assert res.error == {"name": "FsError", "code": "FS_AMBIGUOUS_EDIT"}
+    assert res.text == (
+        f'FS_AMBIGUOUS_EDIT: old_string matches 3 places in "{path_of(harness, "a.txt")}" '
+        "(lines 1, 3 and 5); include more surrounding lines to make it unique, or set "
+        "replace_all to replace every occurrence"
+    )
+    assert harness.get("a.txt") == b"x = 1\ny = 2\nx = 1\n\nx = 1\n"
+
+
+def test_snippet_cuts_long_lines_and_the_diff_says_when_it_is_cut(harness: Harness) -> None:
+    run = harness.run()
+    path = path_of(harness, "wide.txt")
+    wide = "w" * 400
+    res = harness.call("write", {"file_path": "wide.txt", "content": wide + "\n"}, run)
+    assert res.text == (
+        f"File created successfully at: {path}\n\n1: {'w' * 300}... (line truncated to 300 chars)"
+    )
+    many = "".join(f"{i:05d} " + "z" * 94 + "\n" for i in range(1000))  # 100 KB
+    res = harness.call("write", {"file_path": "wide.txt", "content": many}, run)
+    assert res.value is not None
+    diff = res.value["diff"]
+    assert len(diff.encode()) <= 32 * 1024 + 100
+    lines = diff.splitlines()  # 2 file headers, then 1 hunk header + 1001 lines, cut
+    shown = len(lines) - 3
+    assert lines[-1] == f"... (diff cut at 32768 bytes; {1002 - shown} more lines not shown)"
+    assert diff.startswith(f"--- {path}\n+++ {path}\n@@ -1 +1,1000 @@\n-{wide}\n+00000 ")

@@ -2,11 +2,14 @@
 
 Quick start::
 
-    from fsseam import Context, FileTools, ObservationPolicy, ToolExecution, Agent, open_fs
+    from fsseam import (
+        Agent, Context, DiscoveryTools, FileTools, ObservationPolicy, ToolExecution, open_fs,
+    )
 
     ctx = Context(open_fs("./workspace"))
     ctx.plugin(ObservationPolicy())
     ctx.plugin(FileTools())
+    ctx.plugin(DiscoveryTools())            # optional: ls, glob, grep
     run = ToolExecution(agent=Agent(session=object()))
     result = ctx.tools.execute_sync("read", {"file_path": "notes.txt"}, run)
 """
@@ -48,12 +51,13 @@ from fsseam.seam import (
     FsTextStream,
     FsTooLarge,
     FsVersion,
+    FsWalkEntry,
     FsWriteIntent,
     FsWriteOutcome,
     Present,
     ReplaceIfVersion,
 )
-from fsseam.tools import FileTools
+from fsseam.tools import DiscoveryTools, FileTools
 
 __version__ = "0.1.0"
 
@@ -67,6 +71,7 @@ __all__ = [
     "Agent",
     "Context",
     "CreateIfAbsent",
+    "DiscoveryTools",
     "FileSystem",
     "FileTools",
     "FsAborted",
@@ -95,6 +100,7 @@ __all__ = [
     "FsTextStream",
     "FsTooLarge",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteIntent",
     "FsWriteOutcome",
     "FsspecFileSystem",

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import codecs
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
 
-from fsseam.seam.errors import FsAmbiguousEdit, FsEditNotFound, FsNotText
+from fsseam.diagnostics import explain_not_found, match_places
+from fsseam.seam.errors import FsAmbiguousEdit, FsEditNotFound, FsError, FsNotText
+from fsseam.seam.types import FsEditRequest
 
 __all__ = [
     "BOM",
@@ -22,6 +25,7 @@ __all__ = [
     "LineWindow",
     "StreamDecoder",
     "apply_edit",
+    "apply_edits",
     "count_lines",
     "decode",
     "dominant_newline",
@@ -142,12 +146,14 @@ def apply_edit(
     if count == 0:
         raise FsEditNotFound(
             f'old_string was not found in "{name}"; it must match the file exactly '
-            "(whitespace and indentation included) — read the file and copy the text"
+            "(whitespace and indentation included) — read the file and copy the text.\n"
+            + explain_not_found(haystack, needle)
         )
     if count > 1 and not replace_all:
         raise FsAmbiguousEdit(
-            f'old_string matches {count} places in "{name}"; include more surrounding '
-            "lines to make it unique, or set replace_all to replace every occurrence"
+            f'old_string matches {count} places in "{name}" ({match_places(haystack, needle)}); '
+            "include more surrounding lines to make it unique, or set replace_all to "
+            "replace every occurrence"
         )
     newline = dominant_newline(text)
     replacement = new_string.replace("\r\n", "\n")
@@ -170,6 +176,37 @@ def apply_edit(
         start = haystack.find(needle, end)
     pieces.append(text[cursor:])
     return EditResult("".join(pieces), count)
+
+
+def apply_edits(text: str, edits: Sequence[FsEditRequest], *, name: str = "file") -> EditResult:
+    """Apply ``edits`` in order, each to the text the previous ones produced.
+
+    All or nothing: the first edit that fails raises its error, prefixed with
+    ``edit {i} of {n}: `` and followed by a line saying that none was
+    applied; ``replacements`` is the total. Raises ``FS_EDIT_NOT_FOUND`` for an
+    empty list.
+    """
+    total = len(edits)
+    if not total:
+        raise FsEditNotFound(f'no edits were given for "{name}"; pass at least one')
+    replacements = 0
+    for index, edit in enumerate(edits, start=1):
+        try:
+            result = apply_edit(
+                text, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
+            )
+        except FsError as exc:
+            where = ""
+            if index > 1:
+                earlier = "edit 1" if index == 2 else f"edits 1-{index - 1}"
+                where = f"Line numbers are those of the text after {earlier}. "
+            raise FsError(
+                f"edit {index} of {total}: {exc.message}\n{where}None of the edits was applied.",
+                exc.code,
+            ) from None
+        text = result.text
+        replacements += result.replacements
+    return EditResult(text, replacements)
 
 
 def _crlf_positions(text: str) -> list[int]:

@@ -18,6 +18,7 @@ __all__ = [
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteIntent",
     "FsWriteOutcome",
     "Present",
@@ -78,6 +79,22 @@ class FsDirEntry:
     """Its type, without following a final symlink."""
     target: FsTarget
     """The child as a resolvable target."""
+    version: FsVersion | None
+    """Its version when the listing carries one cheaply, else ``None``."""
+    size: int | None
+    """Size in bytes, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsWalkEntry:
+    """One entry found by ``walk`` somewhere below the walked directory."""
+
+    path: str
+    """Path relative to the walked directory, ``/``-separated (``src/app.py``)."""
+    type: PathType
+    """Its type, without following a final symlink (symlinked directories are not entered)."""
+    target: FsTarget
+    """The entry as a resolvable target."""
     version: FsVersion | None
     """Its version when the listing carries one cheaply, else ``None``."""
     size: int | None

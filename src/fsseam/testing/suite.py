@@ -31,7 +31,9 @@ from fsseam.seam import (
     FsEditRequest,
     FsError,
     FsErrorCode,
+    FsTarget,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     ReplaceIfVersion,
 )
@@ -62,9 +64,11 @@ __all__ = [
     "ConcurrencySuite",
     "ConformanceSuite",
     "CrossProcessSuite",
+    "DiscoverySuite",
     "EditSuite",
     "ListDirSuite",
     "LocalDiskSuite",
+    "MultiEditSuite",
     "ReadOnlySuite",
     "ReadSuite",
     "ResolveSuite",
@@ -1544,6 +1548,303 @@ class LocalDiskSuite:
         assert os.path.exists(local_root / "new.txt")
 
 
+async def walked(
+    fs: FileSystem, path: str = ".", max_depth: int | None = None
+) -> list[FsWalkEntry]:
+    """Everything ``walk`` yields for ``path``."""
+    return [entry async for entry in fs.walk(await fs.resolve(path), max_depth=max_depth)]
+
+
+async def walked_paths(fs: FileSystem, path: str = ".", max_depth: int | None = None) -> list[str]:
+    """``path`` of each walked entry, ``/`` appended to directories."""
+    return [
+        entry.path + ("/" if entry.type == "directory" else "")
+        for entry in await walked(fs, path, max_depth)
+    ]
+
+
+async def refused(fs: FileSystem, path: str) -> bool:
+    """True when ``resolve`` refuses ``path`` (denied, or leading out of the root)."""
+    try:
+        await fs.resolve(path)
+    except FsError as exc:
+        if exc.code is E.FS_SANDBOX_DENIED:
+            return True
+        raise
+    return False
+
+
+class DiscoverySuite:
+    """``walk``: every entry below a directory, in one stable order, never past the rules."""
+
+    def test_walk_of_fresh_root_is_empty(self, fs: FileSystem) -> None:
+        assert run(walked(fs)) == []
+
+    def test_walk_lists_the_tree_with_relative_paths_and_types(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            for path in ("z.txt", "dir/sub/c.txt", "a.txt", "dir/b.txt"):
+                await write(fs, path, path)
+            entries = await walked(fs)
+            assert [(e.path, e.type) for e in entries] == [
+                ("a.txt", "file"),
+                ("dir", "directory"),
+                ("dir/b.txt", "file"),
+                ("dir/sub", "directory"),
+                ("dir/sub/c.txt", "file"),
+                ("z.txt", "file"),
+            ]
+
+        run(body())
+
+    def test_walk_order_counts_a_directory_as_its_path_plus_slash(self, fs: FileSystem) -> None:
+        # "-" < "." < "/" < "0": a directory's entries sort where "a/" does,
+        # which is also the order an object store lists keys in.
+        async def body() -> None:
+            for path in ("a0.txt", "a/b.txt", "a.txt", "a-c.txt"):
+                await write(fs, path, "x")
+            assert await walked_paths(fs) == ["a-c.txt", "a.txt", "a/", "a/b.txt", "a0.txt"]
+
+        run(body())
+
+    def test_walk_max_depth_bounds_the_levels(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            for path in ("top.txt", "d1/mid.txt", "d1/d2/low.txt"):
+                await write(fs, path, "x")
+            assert await walked_paths(fs, max_depth=1) == ["d1/", "top.txt"]
+            assert await walked_paths(fs, max_depth=2) == ["d1/", "d1/d2/", "d1/mid.txt", "top.txt"]
+            assert [e.path for e in await walked(fs, max_depth=1)] == await names(fs)
+            with pytest.raises(ValueError, match="max_depth"):
+                await walked(fs, max_depth=0)
+
+        run(body())
+
+    def test_walk_of_subdirectory_is_relative_to_it_with_usable_targets(
+        self, fs: FileSystem
+    ) -> None:
+        async def body() -> None:
+            contents = {"src/app.py": "app\n", "src/pkg/mod.py": "mod\n", "other.txt": "x"}
+            for path, text in contents.items():
+                await write(fs, path, text)
+            entries = await walked(fs, "src")
+            assert [(e.path, e.type) for e in entries] == [
+                ("app.py", "file"),
+                ("pkg", "directory"),
+                ("pkg/mod.py", "file"),
+            ]
+            for entry in entries:
+                resolved = await fs.resolve(f"src/{entry.path}")
+                assert entry.target.target_key == resolved.target_key, entry.path
+                again = await fs.resolve(entry.target.display_path)
+                assert again.target_key == resolved.target_key, entry.path
+                if entry.type == "file":
+                    assert await fs.read_text(entry.target) == contents[f"src/{entry.path}"]
+                    assert entry.size in (None, len(contents[f"src/{entry.path}"].encode()))
+
+        run(body())
+
+    def test_walk_missing_directory_is_not_found(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "present.txt", "x")
+            await expect_error(E.FS_NOT_FOUND, walked(fs, "missing"))
+
+        run(body())
+
+    def test_walk_on_a_file_is_not_directory(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "x")
+            await expect_error(E.FS_NOT_DIRECTORY, walked(fs, "a.txt"))
+
+        run(body())
+
+    def test_walk_leaves_out_every_path_resolve_refuses(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        planted = [".git/config", ".git/refs/main", ".env", "sub/.env", "sub/ok.txt", "ok.txt"]
+        for path in planted:
+            raw.write_bytes(path, b"planted\n")
+
+        async def body() -> None:
+            seen = await walked_paths(fs)
+            denied = [path for path in [*planted, ".git"] if await refused(fs, path)]
+            assert not set(denied) & {path.rstrip("/") for path in seen}, seen
+            assert {"ok.txt", "sub/", "sub/ok.txt"} <= set(seen)
+            for entry in await walked(fs):
+                await fs.resolve(entry.target.display_path)  # never refused
+
+        run(body())
+
+    def test_walk_never_shows_scratch_files(self, fs: FileSystem, raw: RawStore) -> None:
+        async def body() -> None:
+            outcome = await write(fs, "dir/a.txt", "1")
+            await write(fs, "dir/a.txt", "2", ReplaceIfVersion(outcome.version))
+            await fs.edit_text(await fs.resolve("dir/a.txt"), FsEditRequest("2", "3"))
+            assert await walked_paths(fs) == ["dir/", "dir/a.txt"]
+
+        run(body())
+
+    def test_walk_can_stop_early(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            for index in range(5):
+                await write(fs, f"d/f{index}.txt", "x")
+            listing = fs.walk(await fs.resolve("."))
+            first = [await anext(listing), await anext(listing)]
+            assert [entry.path for entry in first] == ["d", "d/f0.txt"]
+            assert len(await walked(fs)) == 6
+
+        run(body())
+
+    def test_walk_reports_symlinks_without_entering_them(
+        self, fs: FileSystem, make_symlink: SymlinkMaker
+    ) -> None:
+        run(write(fs, "real/file.txt", "x"))
+        make_symlink("alias", "real")
+        make_symlink("link.txt", "real/file.txt")
+
+        async def body() -> None:
+            assert await walked_paths(fs) == ["alias", "link.txt", "real/", "real/file.txt"]
+            types = {e.path: e.type for e in await walked(fs)}
+            assert types["alias"] == types["link.txt"] == "symlink"
+
+        run(body())
+
+    def test_walk_leaves_out_symlinks_leading_outside(
+        self, fs: FileSystem, make_symlink: SymlinkMaker, outside_dir: Path
+    ) -> None:
+        (outside_dir / "secret.txt").write_text("secret\n")
+        run(write(fs, "inside.txt", "x"))
+        make_symlink("out", str(outside_dir))
+        make_symlink("leak.txt", str(outside_dir / "secret.txt"))
+        make_symlink("dangling.txt", str(outside_dir / "later.txt"))
+        make_symlink("sub/up", "../..")
+
+        async def body() -> None:
+            assert await walked_paths(fs) == ["inside.txt", "sub/"]
+
+        run(body())
+
+
+class MultiEditSuite:
+    """``edit_text_many``: several literal edits, in order, all or nothing, one guarded write."""
+
+    @staticmethod
+    async def many(
+        fs: FileSystem, path: str, edits: list[FsEditRequest], expected: FsVersion | None = None
+    ) -> tuple[FsTarget, str]:
+        target = await fs.resolve(path)
+        outcome = await fs.edit_text_many(target, edits, expected)
+        return target, outcome.after
+
+    def test_edits_apply_in_order_each_to_the_previous_result(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            base = await write(fs, "a.txt", "alpha beta gamma\n")
+            target = await fs.resolve("a.txt")
+            edits = [
+                FsEditRequest("alpha", "ALPHA"),
+                FsEditRequest("ALPHA beta", "AB"),
+                FsEditRequest("a", "4", replace_all=True),
+            ]
+            outcome = await fs.edit_text_many(target, edits, base.version)
+            assert outcome.before == "alpha beta gamma\n"
+            assert outcome.after == "AB g4mm4\n"
+            assert outcome.replacements == 4
+            assert outcome.before_version in (None, base.version)
+            assert outcome.version == await version(fs, "a.txt")
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"AB g4mm4\n"
+
+    def test_a_failing_edit_applies_none_and_names_itself(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            base = await write(fs, "a.txt", "one two three\n")
+            target = await fs.resolve("a.txt")
+            missing = [FsEditRequest("one", "1"), FsEditRequest("four", "4")]
+            error = await expect_error(E.FS_EDIT_NOT_FOUND, fs.edit_text_many(target, missing))
+            assert str(error).startswith("edit 2 of 2: old_string was not found")
+            ambiguous = [FsEditRequest("t", "T"), FsEditRequest("one", "1")]
+            error = await expect_error(E.FS_AMBIGUOUS_EDIT, fs.edit_text_many(target, ambiguous))
+            assert str(error).startswith("edit 1 of 2: old_string matches 2 places")
+            await expect_error(E.FS_EDIT_NOT_FOUND, fs.edit_text_many(target, []))
+            assert await version(fs, "a.txt") == base.version
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"one two three\n"
+
+    def test_version_is_checked_before_matching(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            old = await write(fs, "a.txt", "v1\n")
+            await write(fs, "a.txt", "v2 and more\n", ReplaceIfVersion(old.version))
+            target = await fs.resolve("a.txt")
+            nowhere = [FsEditRequest("nowhere", "x")]
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, nowhere, old.version))
+            assert await read(fs, "a.txt") == "v2 and more\n"
+
+        run(body())
+
+    def test_missing_file_is_stale_version(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            target = await fs.resolve("missing.txt")
+            edits = [FsEditRequest("x", "y")]
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, edits))
+            assert await fs.stat(target) is None
+
+        run(body())
+
+    def test_line_endings_and_bom_are_kept(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("a.txt", BOM + b"one\r\ntwo\r\nthree\r\n")
+
+        async def body() -> None:
+            edits = [FsEditRequest("one\n", "1\n"), FsEditRequest("two", "2\n2b")]
+            _, after = await self.many(fs, "a.txt", edits)
+            assert after == "1\r\n2\r\n2b\r\nthree\r\n"
+
+        run(body())
+        assert raw.read_bytes("a.txt") == BOM + b"1\r\n2\r\n2b\r\nthree\r\n"
+
+    def test_result_over_max_edit_bytes_is_too_large(
+        self, fs: FileSystem, reopen_fs: FileSystemOpener
+    ) -> None:
+        small = reopen_fs(max_edit_bytes=100)
+
+        async def body() -> None:
+            await write(fs, "a.txt", "x" * 90 + "!")
+            before = await version(fs, "a.txt")
+            target = await small.resolve("a.txt")
+            grow = [FsEditRequest("!", "?"), FsEditRequest("?", "y" * 20)]
+            await expect_error(E.FS_TOO_LARGE, small.edit_text_many(target, grow))
+            assert await version(fs, "a.txt") == before
+
+        run(body())
+
+    def test_read_only_refuses(
+        self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
+    ) -> None:
+        run(write(fs, "a.txt", "x\n"))
+
+        async def body() -> None:
+            target = await fs_read_only.resolve("a.txt")
+            edits = [FsEditRequest("x", "y")]
+            await expect_error(E.FS_SANDBOX_DENIED, fs_read_only.edit_text_many(target, edits))
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"x\n"
+
+    def test_two_multi_edits_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            base = await write(fs, "a.txt", "a=1\nb=1\n")
+            target = await fs.resolve("a.txt")
+            first = [FsEditRequest("a=1", "a=2"), FsEditRequest("b=1", "b=2")]
+            await fs.edit_text_many(target, first, base.version)
+            second = [FsEditRequest("a", "A"), FsEditRequest("b", "B")]
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, second, base.version))
+            assert await read(fs, "a.txt") == "a=2\nb=2\n"
+
+        run(body())
+
+
 class ConformanceSuite(
     ResolveSuite,
     StatSuite,
@@ -1558,6 +1859,8 @@ class ConformanceSuite(
     CrossProcessSuite,
     SymlinkSuite,
     LocalDiskSuite,
+    DiscoverySuite,
+    MultiEditSuite,
 ):
     """Every contract line of the seam, for one backend.
 

@@ -9,6 +9,7 @@ from typing import Any
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
 from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
+from fsseam.tools.snippet import ChangeReport, change_report, with_snippet
 
 __all__ = ["EditTool"]
 
@@ -21,11 +22,16 @@ have changed since; line endings (LF or CRLF) are kept as the file has them."""
 
 @dataclass(slots=True)
 class EditTool:
-    """``edit(file_path, old_string, new_string, replace_all?)``, guarded by version."""
+    """``edit(file_path, old_string, new_string, replace_all?)``, guarded by version.
+
+    The success text is DESIGN's first line, then (``snippets``) a numbered
+    snippet of the changed region; the value carries a unified ``diff``.
+    """
 
     name: str = "edit"
     description: str = DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: EDIT_SCHEMA)
+    snippets: bool = True
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
@@ -43,5 +49,15 @@ class EditTool:
             text = f"The file {path} has been updated. All occurrences were successfully replaced."
         else:
             text = f"The file {path} has been updated successfully."
-        value = {"path": path, "replacements": outcome.replacements, "version": outcome.version}
-        return ToolResult(False, text, value)
+        replacements, version = outcome.replacements, outcome.version
+
+        def report() -> ChangeReport:
+            return change_report(path, outcome.before, outcome.after)
+
+        def value(diff: str | None) -> dict[str, Any]:
+            return {"path": path, "replacements": replacements, "version": version, "diff": diff}
+
+        if not self.snippets:
+            return ToolResult(False, text, lazy_value=lambda: value(report().diff))
+        changes = report()
+        return ToolResult(False, with_snippet(text, changes), value(changes.diff))

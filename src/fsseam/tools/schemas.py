@@ -16,9 +16,18 @@ from fsseam.host import ToolArgumentsError
 
 __all__ = [
     "EDIT_SCHEMA",
+    "GLOB_SCHEMA",
+    "GREP_SCHEMA",
+    "LS_SCHEMA",
+    "MULTI_EDIT_SCHEMA",
     "READ_SCHEMA",
     "WRITE_SCHEMA",
     "EditArgs",
+    "EditItem",
+    "GlobArgs",
+    "GrepArgs",
+    "LsArgs",
+    "MultiEditArgs",
     "ReadArgs",
     "WriteArgs",
     "parse_args",
@@ -66,6 +75,54 @@ class EditArgs(_Args):
                 "new_string: must differ from old_string (the edit would change nothing)"
             )
         return self
+
+
+class EditItem(_Args):
+    """One replacement of ``multi_edit``."""
+
+    old_string: str = Field(min_length=1)
+    new_string: str
+    replace_all: bool = False
+
+    @model_validator(mode="after")
+    def _differs(self) -> EditItem:
+        if self.old_string == self.new_string:
+            raise ValueError(
+                "new_string: must differ from old_string (the edit would change nothing)"
+            )
+        return self
+
+
+class MultiEditArgs(_Args):
+    """Arguments of ``multi_edit``."""
+
+    file_path: str
+    edits: list[EditItem] = Field(min_length=1)
+
+
+class LsArgs(_Args):
+    """Arguments of ``ls``."""
+
+    path: str = "."
+    offset: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+
+
+class GlobArgs(_Args):
+    """Arguments of ``glob``."""
+
+    pattern: str = Field(min_length=1)
+    path: str = "."
+
+
+class GrepArgs(_Args):
+    """Arguments of ``grep``."""
+
+    pattern: str = Field(min_length=1)
+    path: str = "."
+    glob: str | None = Field(default=None, min_length=1)
+    ignore_case: bool = False
+    literal: bool = False
 
 
 READ_SCHEMA: dict[str, Any] = {
@@ -121,6 +178,127 @@ EDIT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_OLD_STRING = {
+    "type": "string",
+    "description": (
+        "Exact text to replace, copied from the file without the line-number prefix. "
+        "Must match exactly once unless replace_all is true."
+    ),
+}
+
+MULTI_EDIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": _FILE_PATH,
+        "edits": {
+            "type": "array",
+            "minItems": 1,
+            "description": (
+                "Replacements applied in order, each to the text the previous ones left. "
+                "All succeed or none is applied."
+            ),
+            "items": {
+                "type": "object",
+                "properties": {
+                    "old_string": _OLD_STRING,
+                    "new_string": {
+                        "type": "string",
+                        "description": "Text to put in its place (must differ from old_string).",
+                    },
+                    "replace_all": {
+                        "type": "boolean",
+                        "description": "Replace every occurrence of old_string (default false).",
+                    },
+                },
+                "required": ["old_string", "new_string"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["file_path", "edits"],
+    "additionalProperties": False,
+}
+
+_DIRECTORY = {
+    "type": "string",
+    "description": (
+        "Directory to look in, relative to the workspace root (or absolute inside it); "
+        'default "." (the root).'
+    ),
+}
+
+LS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": _DIRECTORY,
+        "offset": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Entry number to start from (1-based), to page through big directories.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Maximum number of entries to list (default 200).",
+        },
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+GLOB_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": (
+                'Glob relative to path: "*" and "?" within a name, "**" across directories, '
+                '"{a,b}" alternatives, e.g. "**/*.py" or "src/**/test_*.{js,ts}".'
+            ),
+        },
+        "path": _DIRECTORY,
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+GREP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": (
+                "Regular expression (RE2 syntax: no look-around or backreferences) matched "
+                "against each line."
+            ),
+        },
+        "path": {
+            "type": "string",
+            "description": (
+                "File or directory to search, relative to the workspace root (or absolute "
+                'inside it); default "." (the root).'
+            ),
+        },
+        "glob": {
+            "type": "string",
+            "description": (
+                'Only search files matching this glob, e.g. "*.py" (matched against the file '
+                'name) or "src/**/*.ts" (matched against the path below path).'
+            ),
+        },
+        "ignore_case": {
+            "type": "boolean",
+            "description": "Match letters of either case (default false).",
+        },
+        "literal": {
+            "type": "boolean",
+            "description": "Treat pattern as plain text, not a regular expression (default false).",
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
 _MESSAGES = {
     "missing": "is required",
     "string_type": "must be a string",
@@ -131,6 +309,10 @@ _MESSAGES = {
     "bool_parsing": "must be true or false",
     "greater_than_equal": "must be 1 or more",
     "string_too_short": "must not be empty",
+    "too_short": "must not be empty",
+    "list_type": "must be a list",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
 }
 
 
@@ -141,13 +323,27 @@ def parse_args(tool: str, model: type[M], args: Mapping[str, Any]) -> M:
     except ValidationError as exc:
         problems: list[str] = []
         for err in exc.errors(include_url=False):
-            field = ".".join(str(part) for part in err["loc"])
+            where, field = _location(err["loc"])
             kind = err["type"]
-            if kind == "extra_forbidden":
+            if kind == "extra_forbidden" and not where:
                 allowed = ", ".join(model.model_fields)
                 problems.append(f"{field}: is not a parameter of {tool} (parameters: {allowed})")
+            elif kind == "extra_forbidden":
+                problems.append(f"{where}{field}: is not a field of an edit")
             elif kind == "value_error":
-                problems.append(str(err["ctx"]["error"]) if "ctx" in err else err["msg"])
+                message = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
+                problems.append(where + message)
             else:
-                problems.append(f"{field}: {_MESSAGES.get(kind, err['msg'])}")
+                label = f"{where}{field}" if field else where.removesuffix(": ")
+                problems.append(f"{label}: {_MESSAGES.get(kind, err['msg'])}")
         raise ToolArgumentsError("; ".join(problems)) from None
+
+
+def _location(loc: tuple[int | str, ...]) -> tuple[str, str]:
+    """``("edits", 1, "new_string")`` -> ``("edit 2: ", "new_string")`` (items count from 1)."""
+    for index, part in enumerate(loc):
+        if isinstance(part, int) and index:
+            item = str(loc[index - 1]).removesuffix("s")
+            rest = ".".join(str(p) for p in loc[index + 1 :])
+            return f"{item} {part + 1}: ", rest
+    return "", ".".join(str(part) for part in loc)

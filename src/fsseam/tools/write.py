@@ -9,6 +9,7 @@ from typing import Any
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import FS_COMMITTED, FS_OBSERVED, FS_WRITE_INTENT, Present
 from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs, parse_args
+from fsseam.tools.snippet import ChangeReport, change_report, with_snippet
 
 __all__ = ["WriteTool"]
 
@@ -21,11 +22,17 @@ changing part of an existing file."""
 
 @dataclass(slots=True)
 class WriteTool:
-    """``write(file_path, content)``, guarded by the policy's write intent."""
+    """``write(file_path, content)``, guarded by the policy's write intent.
+
+    The success text is DESIGN's first line, then (``snippets``) a numbered
+    snippet of the changed region; the value carries a unified ``diff``
+    (``None`` when the old text is unknown).
+    """
 
     name: str = "write"
     description: str = DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: WRITE_SCHEMA)
+    snippets: bool = True
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
@@ -45,9 +52,20 @@ class WriteTool:
             outcome.version,
         )
         path = target.display_path
-        if outcome.operation == "create":
+        created = outcome.operation == "create"
+        if created:
             text = f"File created successfully at: {path}"
         else:
             text = f"The file {path} has been updated successfully."
-        value = {"path": path, "operation": outcome.operation, "version": outcome.version}
-        return ToolResult(False, text, value)
+        operation, version = outcome.operation, outcome.version
+
+        def report() -> ChangeReport:
+            return change_report(path, outcome.before, outcome.after, created=created)
+
+        def value(diff: str | None) -> dict[str, Any]:
+            return {"path": path, "operation": operation, "version": version, "diff": diff}
+
+        if not self.snippets:
+            return ToolResult(False, text, lazy_value=lambda: value(report().diff))
+        changes = report()
+        return ToolResult(False, with_snippet(text, changes), value(changes.diff))

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from fsseam.seam import (
+    FsError,
+    FsErrorCode,
     FsInfo,
     FsIOError,
     FsNotFound,
@@ -25,6 +27,7 @@ from fsseam.seam import (
     FsVersion,
     FsWriteIntent,
 )
+from fsseam.seam.filesystem import walk_order
 from fsseam.seam.types import PathType
 
 __all__ = [
@@ -199,6 +202,71 @@ class Dialect(ABC):
     def is_internal(self, name: str) -> bool:
         """True for the dialect's own scratch names, hidden from listings."""
         return False
+
+    async def walk(
+        self,
+        path: str,
+        *,
+        max_depth: int | None = None,
+        descend: Callable[[str], bool] | None = None,
+    ) -> AsyncIterator[tuple[str, RawEntry]]:
+        """Every entry below the directory ``path``, as ``(relative path, entry)``.
+
+        Order: sorted by relative path, a directory counting as its path plus
+        ``/`` (:func:`~fsseam.seam.filesystem.walk_order`); that is the order
+        an object store lists keys under a prefix. ``max_depth=1`` is the
+        direct children. Symlinks are reported, never entered. A directory is
+        entered only when ``descend(store_path)`` is true (the file system
+        prunes denied and swapped directories with it). Errors on ``path``
+        itself propagate; a subdirectory that vanishes or refuses listing is
+        skipped.
+
+        The default recurses with :meth:`list_dir`, one listing per directory.
+        An object store may override it with one recursive prefix listing,
+        keeping the order and applying ``descend`` as a filter on the keys
+        below a refused directory.
+        """
+        base = path.rstrip("/") + "/"
+        stack = [("", _walk_sorted(await self.list_dir(path)))]
+        while stack:
+            prefix, pending = stack[-1]
+            if not pending:
+                stack.pop()
+                continue
+            entry = pending.pop()
+            relative = prefix + entry.name
+            yield relative, entry
+            if entry.type != "directory":
+                continue
+            if max_depth is not None and relative.count("/") + 1 >= max_depth:
+                continue
+            child = base + relative
+            if descend is not None and not descend(child):
+                continue
+            try:
+                children = await self.list_dir(child)
+            except FsError as exc:
+                if exc.code in _SKIPPED_DIRECTORY_CODES:
+                    continue
+                raise
+            stack.append((relative + "/", _walk_sorted(children)))
+
+
+_SKIPPED_DIRECTORY_CODES = frozenset(
+    {
+        FsErrorCode.FS_NOT_FOUND,
+        FsErrorCode.FS_NOT_DIRECTORY,
+        FsErrorCode.FS_PERMISSION_DENIED,
+        FsErrorCode.FS_SANDBOX_DENIED,
+    }
+)
+
+
+def _walk_sorted(entries: list[RawEntry]) -> list[RawEntry]:
+    """Entries in reverse walk order, so ``pop()`` yields them in order."""
+    return sorted(
+        entries, key=lambda entry: walk_order(entry.name, entry.type == "directory"), reverse=True
+    )
 
 
 def protocols(fs: Any) -> tuple[str, ...]:
