@@ -235,7 +235,7 @@ def test_error_families(cli: Cli, ws: Path, args: list[str], status: int, code: 
     assert run.status == status
     assert run.out == ""
     assert run.err.startswith(f"{code}: ")
-    assert run.err.count("\n") == 1
+    assert run.err.endswith("\n")
     assert (ws / "notes.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
     assert outside.read_bytes() == b"secret\n"
 
@@ -247,7 +247,7 @@ def test_write_creates_from_stdin_bytes_with_parents(ws: Path) -> None:
     run = fsseam(ws, "write", "new/dir/file.txt", stdin=b"x\r\ny\r\n")
     assert run.returncode == 0, run.stderr
     path = ws / "new" / "dir" / "file.txt"
-    assert run.stdout == f"File created successfully at: {path}\n"
+    assert run.stdout == f"File created successfully at: {path}\n\n1: x\n2: y\n"
     assert run.stderr == ""
     assert path.read_bytes() == b"x\r\ny\r\n"
 
@@ -256,7 +256,7 @@ def test_write_replaces_unconditionally_without_a_guard(cli: Cli, ws: Path) -> N
     run = cli(ws, "write", "notes.txt", "--content", "new\n", "--show-version")
     assert run.status == 0
     path = ws / "notes.txt"
-    assert run.out == f"The file {path} has been updated successfully.\n"
+    assert run.out == f"The file {path} has been updated successfully.\n\n1: new\n"
     assert path.read_bytes() == b"new\n"
     assert run.err == version_of(path) + "\n"
 
@@ -301,7 +301,9 @@ def test_edit_unconditional_keeps_crlf(ws: Path) -> None:
     run = fsseam(ws, "edit", "crlf.txt", "--old", "two", "--new", "2\n2b")
     assert run.returncode == 0, run.stderr
     path = ws / "crlf.txt"
-    assert run.stdout == f"The file {path} has been updated successfully.\n"
+    assert run.stdout == (
+        f"The file {path} has been updated successfully.\n\n1: one\n2: 2\n3: 2b\n"
+    )
     assert path.read_bytes() == b"one\r\n2\r\n2b\r\n"
 
 
@@ -324,6 +326,7 @@ def test_edit_replace_all_at_a_version(cli: Cli, ws: Path) -> None:
     assert run.status == 0, run.err
     assert run.out == (
         f"The file {path} has been updated. All occurrences were successfully replaced.\n"
+        "\n1: AlphA\n2: betA\n3: gAmmA\n"
     )
     assert path.read_bytes() == b"AlphA\nbetA\ngAmmA\n"
     assert run.err == version_of(path) + "\n"

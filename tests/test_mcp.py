@@ -17,7 +17,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
-from fsseam import Context, FileTools, ObservationPolicy, open_fs
+from fsseam import Context, ObservationPolicy, open_fs
+from fsseam.cli import add_tools
 from fsseam.mcp import build_server
 
 
@@ -57,8 +58,7 @@ def text(result: types.CallToolResult) -> str:
 def local_context(root: Path, *, read_only: bool = False) -> Context:
     ctx = Context(open_fs(str(root), read_only=read_only))
     ctx.plugin(ObservationPolicy())
-    ctx.plugin(FileTools())
-    return ctx
+    return add_tools(ctx, core_only=False)
 
 
 @pytest.fixture
@@ -81,7 +81,9 @@ def test_tools_listed_rendered_and_sandboxed_like_file_tools(ws: Path) -> None:
                 for tool in listed.tools
             ]
             assert dumped == ctx.tools.schemas(format="mcp")
-            assert [tool.name for tool in listed.tools] == ["read", "write", "edit"]
+            assert [tool.name for tool in listed.tools] == [
+                "read", "write", "edit", "multi_edit", "ls", "glob", "grep",
+            ]  # fmt: skip
             assert "offset" in listed.tools[0].input_schema["properties"]
 
             read = await call(session, "read", file_path="crlf.txt")
@@ -140,7 +142,10 @@ def test_edit_needs_a_read_in_this_session_and_an_unchanged_file(ws: Path) -> No
             done = await call(session, "edit", file_path="crlf.txt", old_string="two",
                               new_string="2\nand a half")  # fmt: skip
             assert not done.is_error, text(done)
-            assert text(done) == f"The file {path} has been updated successfully."
+            assert text(done) == (
+                f"The file {path} has been updated successfully.\n\n"
+                "1: one\n2: 2\n3: and a half\n4: three\n5: four"
+            )
             assert done.structured_content is not None
             assert done.structured_content["replacements"] == 1
             assert path.read_bytes() == b"one\r\n2\r\nand a half\r\nthree\r\nfour\r\n"

@@ -57,7 +57,7 @@ from fsseam.seam import (
     FsWriteOutcome,
     ReplaceIfVersion,
 )
-from fsseam.tools import FileTools
+from fsseam.tools import DiscoveryTools, FileTools
 
 __all__ = ["EXIT_STATUS", "build_parser", "doctor", "exit_status", "main", "parse_storage_option"]
 
@@ -217,8 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command(
         "serve",
-        "serve the read/write/edit tools to one MCP client over stdio",
-        "Serve the read, write and edit tools over MCP on stdin/stdout, rooted at URL\n"
+        "serve the file tools to one MCP client over stdio",
+        "Serve read, write, edit, multi_edit, ls, glob and grep over MCP on stdio, at URL\n"
         "(default: the current directory). The client connection is one session:\n"
         "edits and overwrites need an earlier read of the same file in it. Startup\n"
         "errors go to stderr; stdout carries the protocol only.",
@@ -227,6 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("url", nargs="?", default=".", metavar="URL", help="workspace root")
     serve.add_argument(
         "--read-only", action="store_true", help="refuse write and edit (FS_SANDBOX_DENIED)"
+    )
+    serve.add_argument(
+        "--core-tools",
+        action="store_true",
+        help="serve only read, write and edit (default adds multi_edit, ls, glob, grep)",
     )
     serve.set_defaults(run=_cmd_serve)
 
@@ -302,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
         "or shaped for OpenAI Chat Completions, Anthropic Messages or MCP.",
     )
     schemas.add_argument("--format", choices=["openai", "anthropic", "mcp"], help="target API")
+    schemas.add_argument(
+        "--all", action="store_true", help="also multi_edit, ls, glob and grep (as serve has)"
+    )
     schemas.set_defaults(run=_cmd_schemas)
 
     doc = command(
@@ -523,10 +531,17 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_tools(ctx: Context, *, core_only: bool) -> Context:
+    """Register the tools ``serve`` exposes: read/write/edit, plus the extras unless core_only."""
+    if core_only:
+        return ctx.plugin(FileTools())
+    return ctx.plugin(FileTools(multi_edit=True)).plugin(DiscoveryTools())
+
+
 def _cmd_schemas(args: argparse.Namespace) -> int:
     # Schemas never touch the store; any mounted directory will do.
     ctx = Context(open_fs(tempfile.gettempdir(), read_only=True))
-    ctx.plugin(FileTools())
+    add_tools(ctx, core_only=not args.all)
     print(json.dumps(ctx.tools.schemas(format=args.format), indent=2, ensure_ascii=False))
     return EXIT_OK
 
@@ -545,7 +560,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     fs = _mount(args.url, args.options, read_only=args.read_only)
     ctx = Context(fs)
     ctx.plugin(ObservationPolicy())
-    ctx.plugin(FileTools())
+    add_tools(ctx, core_only=args.core_tools)
 
     async def serve() -> None:
         # One loop for the probe and the server: a store's loop-bound state stays valid.

@@ -430,7 +430,9 @@ def test_a_20_mib_blob_streams_in_bounded_chunks(
         assert rec.headers.get("if-match") == f'"{stored.version}"'
 
 
-def test_a_blob_changing_mid_stream_is_reported_stale(azure_fs: FsspecFileSystem) -> None:
+def test_a_blob_changing_mid_stream_fails_the_read_like_s3_and_gcs(
+    azure_fs: FsspecFileSystem,
+) -> None:
     data = b"a" * (9 * 1024 * 1024)
     path = blob_path(azure_fs, "big.bin")
     run(azure_fs.dialect.put(path, data, None))
@@ -443,8 +445,9 @@ def test_a_blob_changing_mid_stream_is_reported_stale(azure_fs: FsspecFileSystem
             async for _ in chunks:
                 pass
 
-    with pytest.raises(FsStaleVersion):
+    with pytest.raises(FsError, match="changed while it was being read") as changed:
         run(stream())
+    assert changed.value.code is FsErrorCode.FS_IO_ERROR
 
 
 def test_edit_of_a_blob_over_the_limit_is_too_large(azure_container: AzureContainer) -> None:
