@@ -1167,8 +1167,8 @@ class ConcurrencySuite:
         async def body() -> None:
             await write(fs, "counter.txt", "count=0\n")
             target = await fs.resolve("counter.txt")
-            await increment_many_tasks(fs, target, tasks=12, times=4, via="edit")
-            assert counter_value(await fs.read_text(target)) == 48
+            await increment_many_tasks(fs, target, tasks=8, times=3, via="edit")
+            assert counter_value(await fs.read_text(target)) == 24
 
         run(body())
 
@@ -1176,8 +1176,8 @@ class ConcurrencySuite:
         async def body() -> None:
             await write(fs, "counter.txt", "count=0\n")
             target = await fs.resolve("counter.txt")
-            await increment_many_tasks(fs, target, tasks=12, times=4, via="write")
-            assert counter_value(await fs.read_text(target)) == 48
+            await increment_many_tasks(fs, target, tasks=8, times=3, via="write")
+            assert counter_value(await fs.read_text(target)) == 24
 
         run(body())
 
@@ -1187,10 +1187,10 @@ class ConcurrencySuite:
 
         def work(i: int) -> None:
             via = "edit" if i % 2 == 0 else "write"
-            asyncio.run(increment_many_tasks(fs, target, tasks=2, times=5, via=via))
+            asyncio.run(increment_many_tasks(fs, target, tasks=2, times=3, via=via))
 
         in_threads(4, work)
-        assert counter_value(run(fs.read_text(target))) == 40
+        assert counter_value(run(fs.read_text(target))) == 24
 
     def test_two_writers_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
         async def body() -> None:
@@ -1279,11 +1279,11 @@ class CrossProcessSuite:
         self, fs: FileSystem, shared_spec: FsSpec
     ) -> None:
         run(write(fs, "counter.txt", "count=0\n"))
-        job = {"op": "increment", "path": "counter.txt", "times": 15, "via": "edit"}
+        job = {"op": "increment", "path": "counter.txt", "times": 8, "via": "edit"}
         results = run_workers(shared_spec, [job] * 4)
         for result in results:
             assert result.returncode == 0, result.stderr
-        assert counter_value(run(read(fs, "counter.txt"))) == 60
+        assert counter_value(run(read(fs, "counter.txt"))) == 32
 
     def test_processes_writing_from_one_version_exactly_one_wins(
         self, fs: FileSystem, shared_spec: FsSpec
