@@ -108,6 +108,8 @@ def count_lines(text: str) -> int:
 
 def dominant_newline(text: str) -> str:
     """``\\r\\n`` when CRLF line breaks outnumber bare LF ones, else ``\\n``."""
+    if "\r" not in text:  # memchr; counting "\r\n" scans ~70x slower than this
+        return "\n"
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"
 
@@ -142,7 +144,14 @@ def apply_edit(
         raise FsEditNotFound(f'old_string is empty; nothing to find in "{name}"')
     crlf_at = _crlf_positions(text)
     haystack = text.replace("\r\n", "\n") if crlf_at else text
-    count = haystack.count(needle)
+    # One scan settles the common case (one match) instead of count() + replace().
+    first = haystack.find(needle)
+    if first == -1:
+        count = 0
+    elif not replace_all and haystack.find(needle, first + len(needle)) == -1:
+        count = 1
+    else:
+        count = haystack.count(needle, first)
     if count == 0:
         raise FsEditNotFound(
             f'old_string was not found in "{name}"; it must match the file exactly '
@@ -160,6 +169,9 @@ def apply_edit(
     if newline != "\n":
         replacement = replacement.replace("\n", newline)
     if not crlf_at:
+        if count == 1:
+            end = first + len(needle)
+            return EditResult(text[:first] + replacement + text[end:], 1)
         return EditResult(text.replace(needle, replacement), count)
     # Normalized index n maps back to n + (CRLFs that collapsed before n).
     collapsed = [pos - i for i, pos in enumerate(crlf_at)]
@@ -210,6 +222,8 @@ def apply_edits(text: str, edits: Sequence[FsEditRequest], *, name: str = "file"
 
 
 def _crlf_positions(text: str) -> list[int]:
+    if "\r" not in text:  # memchr; a two-character find() is ~70x slower on CR-free text
+        return []
     positions: list[int] = []
     find = text.find
     at = find("\r\n")
@@ -264,9 +278,10 @@ class LineWindow:
         """Consume the next piece of text."""
         if not chunk:
             return
-        if self._done or (self.offset > 1 and self.total + chunk.count("\n") + 1 < self.offset):
-            # Past the window, or wholly before it: only count.
-            self.total += chunk.count("\n")
+        newlines = chunk.count("\n") if self._done or self.offset > 1 else -1
+        if self._done or (self.offset > 1 and self.total + newlines + 1 < self.offset):
+            # Past the window, or wholly before it: only count (one scan per chunk).
+            self.total += newlines
             self._has_partial = not chunk.endswith("\n")
             return
         parts = chunk.split("\n")

@@ -55,8 +55,8 @@ class MultiEditTool:
         )
         replacements, version = outcome.replacements, outcome.version
 
-        def report() -> ChangeReport:
-            return change_report(path, outcome.before, outcome.after)
+        def report(diff: bool = True) -> ChangeReport:
+            return change_report(path, outcome.before, outcome.after, with_diff=diff)
 
         def value(diff: str | None) -> dict[str, Any]:
             return {
@@ -69,5 +69,6 @@ class MultiEditTool:
 
         if not self.snippets:
             return ToolResult(False, text, lazy_value=lambda: value(report().diff))
-        changes = report()
-        return ToolResult(False, with_snippet(text, changes), value(changes.diff))
+        # The snippet now; the diff only if someone reads the value.
+        shown = with_snippet(text, report(diff=False))
+        return ToolResult(False, shown, lazy_value=lambda: value(report().diff))

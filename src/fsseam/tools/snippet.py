@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import overload
 
 __all__ = [
     "CONTEXT_LINES",
@@ -62,22 +63,136 @@ def with_snippet(first_line: str, report: ChangeReport) -> str:
 
 
 def change_report(
-    path: str, before: str | None, after: str, *, created: bool = False
+    path: str, before: str | None, after: str, *, created: bool = False, with_diff: bool = True
 ) -> ChangeReport:
     """Compare ``before`` with ``after``.
 
     ``created``: nothing existed before (the diff starts from ``/dev/null``).
     ``before=None`` on an update means the old text is unknown (binary, or
     too large to fetch): the snippet then shows the start of the new text and
-    there is no diff.
+    there is no diff. ``with_diff=False`` skips the diff (``diff`` is ``None``).
     """
-    new = _lines(after)
-    old = _lines(before) if before is not None else []
-    groups = _grouped(_opcodes(old, new), CONTEXT_LINES)
-    snippet = _snippet(new, groups)
-    if before is None and not created:
-        return ChangeReport(snippet, None)
-    return ChangeReport(snippet, _unified(path, old, new, groups, created))
+    if before is None:
+        new = _lines(after)
+        groups = _grouped(_opcodes([], new), CONTEXT_LINES)
+        snippet = _snippet(new, groups)
+        diff = _unified(path, [], new, groups, True) if created and with_diff else None
+        return ChangeReport(snippet, diff)
+    old_w, new_w, ops = _windowed(before, after)
+    groups = _grouped(ops, CONTEXT_LINES)
+    diff = _unified(path, old_w, new_w, groups, created) if with_diff else None
+    return ChangeReport(_snippet(new_w, groups), diff)
+
+
+class _Window:
+    """Some lines of a text, addressed by their line numbers in the whole text."""
+
+    __slots__ = ("_first", "_lines")
+
+    def __init__(self, lines: list[str], first: int) -> None:
+        self._lines = lines
+        self._first = first
+
+    @overload
+    def __getitem__(self, key: int) -> str: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[str]: ...
+    def __getitem__(self, key: int | slice) -> str | list[str]:
+        first = self._first
+        if isinstance(key, slice):
+            return self._lines[key.start - first : key.stop - first]
+        return self._lines[key - first]
+
+
+_Lines = list[str] | _Window
+_BLOCK = 1 << 16
+
+
+def _prefix_length(a: str, b: str) -> int:
+    """Length of the common prefix: slice comparisons (memcmp), one block at a time."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n:
+        j = min(n, i + _BLOCK)
+        if a[i:j] != b[i:j]:
+            while j - i > 1:  # a[i:j] differ somewhere: halve
+                mid = (i + j) // 2
+                if a[i:mid] == b[i:mid]:
+                    i = mid
+                else:
+                    j = mid
+            return i
+        i = j
+    return n
+
+
+def _suffix_length(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix, at most ``limit``."""
+    la, lb = len(a), len(b)
+    i = 0
+    while i < limit:
+        j = min(limit, i + _BLOCK)
+        if a[la - j : la - i] != b[lb - j : lb - i]:
+            while j - i > 1:
+                mid = (i + j) // 2
+                if a[la - mid : la - i] == b[lb - mid : lb - i]:
+                    i = mid
+                else:
+                    j = mid
+            return i
+        i = j
+    return limit
+
+
+def _count_lines(text: str, start: int) -> int:
+    """Lines of ``text[start:]`` under read's line model."""
+    if start >= len(text):
+        return 0
+    return text.count("\n", start) + (0 if text.endswith("\n") else 1)
+
+
+def _windowed(before: str, after: str) -> tuple[_Window, _Window, list[_Opcode]]:
+    """:func:`_opcodes` of the two texts, splitting only the changed middle and its context.
+
+    Equal leading and trailing lines are found by comparing characters (C
+    speed, no line list); the result is the same as comparing lines.
+    """
+    n_old, n_new = _count_lines(before, 0), _count_lines(after, 0)
+    p = _prefix_length(before, after)
+    if p == len(before) == len(after):
+        return _Window([], 0), _Window([], 0), [("equal", 0, n_old, 0, n_new)]
+    start = before.rfind("\n", 0, p) + 1  # the first line that differs starts here
+    head = before.count("\n", 0, start)
+    s = _suffix_length(before, after, min(len(before), len(after)) - start)
+    a_from, b_from = len(after) - s, len(before) - s
+    if (a_from == 0 or after[a_from - 1] == "\n") and (b_from == 0 or before[b_from - 1] == "\n"):
+        a_tail = a_from  # the common suffix starts on a line start in both texts
+    else:
+        k = after.find("\n", a_from)  # lines after a shared line break are whole and equal
+        a_tail = len(after) if k == -1 else k + 1
+    tail = _count_lines(after, a_tail)
+    b_tail = a_tail - len(after) + len(before)
+    # Characters of CONTEXT_LINES lines before the change and after it.
+    lo = start
+    for _ in range(min(head, CONTEXT_LINES)):
+        lo = before.rfind("\n", 0, lo - 1) + 1
+    first = head - min(head, CONTEXT_LINES)
+    extra = min(tail, CONTEXT_LINES)
+    a_hi, b_hi = a_tail, b_tail
+    for _ in range(extra):
+        k = after.find("\n", a_hi)
+        step = len(after) - a_hi if k == -1 else k + 1 - a_hi
+        a_hi, b_hi = a_hi + step, b_hi + step
+    old_w = _Window(_lines(before[lo:b_hi]), first)
+    new_w = _Window(_lines(after[lo:a_hi]), first)
+    ops: list[_Opcode] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    old_end, new_end = n_old - tail, n_new - tail
+    ops.extend(_middle(head, old_w[head:old_end], new_w[head:new_end], old_end, new_end))
+    if tail:
+        ops.append(("equal", old_end, n_old, new_end, n_new))
+    return old_w, new_w, ops
 
 
 def _lines(text: str) -> list[str]:
@@ -102,18 +217,26 @@ def _opcodes(old: list[str], new: list[str]) -> list[_Opcode]:
     ops: list[_Opcode] = []
     if head:
         ops.append(("equal", 0, head, 0, head))
-    middle_old, middle_new = old[head:old_end], new[head:new_end]
-    if middle_old or middle_new:
-        if max(len(middle_old), len(middle_new)) <= EXACT_DIFF_MAX_LINES:
-            matcher = SequenceMatcher(None, middle_old, middle_new, autojunk=False)
-            for tag, a1, a2, b1, b2 in matcher.get_opcodes():
-                ops.append((tag, a1 + head, a2 + head, b1 + head, b2 + head))
-        else:
-            tag = "replace" if middle_old and middle_new else "delete" if middle_old else "insert"
-            ops.append((tag, head, old_end, head, new_end))
+    ops.extend(_middle(head, old[head:old_end], new[head:new_end], old_end, new_end))
     if tail:
         ops.append(("equal", old_end, len(old), new_end, len(new)))
     return ops
+
+
+def _middle(
+    head: int, middle_old: list[str], middle_new: list[str], old_end: int, new_end: int
+) -> list[_Opcode]:
+    """Opcodes of the changed middle (difflib while it is small, else one block)."""
+    if not (middle_old or middle_new):
+        return []
+    if middle_old and middle_new and max(len(middle_old), len(middle_new)) <= EXACT_DIFF_MAX_LINES:
+        matcher = SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+        return [
+            (tag, a1 + head, a2 + head, b1 + head, b2 + head)
+            for tag, a1, a2, b1, b2 in matcher.get_opcodes()
+        ]
+    tag = "replace" if middle_old and middle_new else "delete" if middle_old else "insert"
+    return [(tag, head, old_end, head, new_end)]
 
 
 def _grouped(ops: list[_Opcode], context: int) -> list[list[_Opcode]]:
@@ -155,7 +278,7 @@ def _shown(line: str) -> str:
     return text
 
 
-def _snippet(new: list[str], groups: list[list[_Opcode]]) -> str:
+def _snippet(new: _Lines, groups: list[list[_Opcode]]) -> str:
     """The new side of each region, numbered; ``...`` between regions; cut when too long."""
     ranges = [(group[0][3], group[-1][4]) for group in groups]
     ranges = [(start, end) for start, end in ranges if end > start]
@@ -192,7 +315,7 @@ def _range(start: int, end: int) -> str:
 
 
 def _unified(
-    path: str, old: list[str], new: list[str], groups: list[list[_Opcode]], created: bool
+    path: str, old: _Lines, new: _Lines, groups: list[list[_Opcode]], created: bool
 ) -> str:
     """A unified diff (empty when nothing changed), cut at :data:`DIFF_MAX_BYTES`."""
     if not groups:
@@ -211,7 +334,7 @@ def _unified(
     return "".join(out)
 
 
-def _diff_lines(old: list[str], new: list[str], groups: list[list[_Opcode]]) -> Iterator[str]:
+def _diff_lines(old: _Lines, new: _Lines, groups: list[list[_Opcode]]) -> Iterator[str]:
     for group in groups:
         a1, a2, b1, b2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         yield f"@@ -{_range(a1, a2)} +{_range(b1, b2)} @@\n"

@@ -51,6 +51,8 @@ from fsseam.seam.types import FileType, PathType
 
 __all__ = ["LocalDialect"]
 
+_LOCK_STRIPES = 1024
+"""Lock files per user: a bounded set shared by every target."""
 _TMP_PREFIX = ".fsseam."
 _TMP_SUFFIX = ".tmp"
 _UMASK = os.umask(0)
@@ -248,34 +250,23 @@ class LocalDialect(Dialect):
     def _lock(self, dir_fd: int, name: str) -> Iterator[None]:
         """Exclusive lock for ``name`` in the directory ``dir_fd``, across processes.
 
-        The lock file is unlinked by its holder on release, so lock files do
-        not pile up; a waiter that then wins the flock on the unlinked file
-        notices that the path no longer names it and retries on the new one.
+        The lock is one of :data:`_LOCK_STRIPES` files, picked by a hash of the
+        parent's ``(dev, ino)`` and the name, so every process and spelling
+        agrees on it and lock files never pile up. They are never unlinked:
+        creating and unlinking a file per write costs a journal round trip
+        (about a fifth of a local edit). Two targets sharing a stripe only
+        wait for each other's check-and-rename, a few microseconds.
         """
         pst = os.fstat(dir_fd)
-        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-        lock_path = os.path.join(self._locks, f"{pst.st_dev:x}-{pst.st_ino:x}-{digest}.lock")
-        while True:
-            with _os_errors(lock_path):
-                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                held = os.fstat(fd)
-                try:
-                    named = os.stat(lock_path)
-                except FileNotFoundError:
-                    named = None
-            except BaseException:
-                os.close(fd)
-                raise
-            if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
-                break
-            os.close(fd)  # we locked a file its holder already unlinked: retry
+        key = f"{pst.st_dev:x}-{pst.st_ino:x}-".encode() + name.encode("utf-8", "surrogateescape")
+        stripe = int.from_bytes(hashlib.sha256(key).digest()[:4], "big") % _LOCK_STRIPES
+        lock_path = os.path.join(self._locks, f"stripe-{stripe:04x}.lock")
+        with _os_errors(lock_path):
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(lock_path)
             os.close(fd)  # closing releases the flock
 
     def _open_parent(self, path: str) -> int:
