@@ -1,0 +1,1 @@
+"""Hardening suite: containment, hostile input, store faults, crash safety, properties."""
