@@ -56,8 +56,17 @@ def decode(data: bytes, name: str = "file") -> tuple[str, bool]:
 
 
 def encode(text: str, bom: bool) -> bytes:
-    """Encode text as UTF-8, with a BOM in front when the file had one."""
-    data = text.encode("utf-8")
+    """Encode text as UTF-8, with a BOM in front when the file had one.
+
+    Raises ``FS_NOT_TEXT`` for an unpaired surrogate (valid in JSON, not in UTF-8).
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FsNotText(
+            f"the text to write contains an unpaired surrogate at character {exc.start}, "
+            "which is not valid Unicode; nothing was written"
+        ) from None
     return BOM + data if bom else data
 
 

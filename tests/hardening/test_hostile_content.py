@@ -248,16 +248,6 @@ def test_content_with_a_nul_byte_is_stored_exactly_and_then_reads_as_binary(moun
     assert call(ctx, "read", {"file_path": "n.txt"}, session).error == NOT_TEXT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: a lone surrogate (valid JSON: \\ud800) reaches str.encode('utf-8') "
-        "unchecked: write content and edit new_string end in the generic 'failed "
-        "unexpectedly' FS_IO_ERROR (UnicodeEncodeError, text.encode), a file_path with "
-        "\\ud800 likewise, and on local disk a file_path with \\udcff is accepted and "
-        "creates a file whose name is not UTF-8 (surrogateescape)"
-    ),
-)
 def test_lone_surrogates_are_refused_cleanly_and_change_nothing(mount: Mount) -> None:
     mount.put("ws/e.txt", b"hello\n")
     ctx = tools_context(mount.fs, policy=False)

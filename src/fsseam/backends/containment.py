@@ -29,6 +29,10 @@ def syntax_problem(path: str) -> str | None:
         return "starts with ~ (home directories are not expanded)"
     if "\\" in path:
         return "contains a backslash (use / as the separator)"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains an unpaired surrogate code point (not valid Unicode)"
     if not path.isascii():
         for part in path.split("/"):
             folded = unicodedata.normalize("NFKC", part)

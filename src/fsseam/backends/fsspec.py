@@ -414,8 +414,15 @@ class FsspecFileSystem(FileSystem):
             async with self._dialect.open_read(path) as reader:
                 info = reader.info
                 if info.size is not None and info.size > self._max_edit_bytes:
-                    async for chunk in reader.chunks():
-                        return None, chunk.startswith(textmod.BOM), info
+                    chunks = reader.chunks()
+                    try:
+                        async for chunk in chunks:
+                            return None, chunk.startswith(textmod.BOM), info
+                    finally:
+                        # Stopping early: close the generator now, not at GC.
+                        aclose = getattr(chunks, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
                     return None, False, info
                 data = b"".join([chunk async for chunk in reader.chunks()])
                 return data, data.startswith(textmod.BOM), info

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from fsseam.host import ToolArgumentsError
 
@@ -43,6 +51,26 @@ _FILE_PATH = {
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_unicode(cls, value: Any, info: ValidationInfo) -> Any:
+        # JSON can carry a lone surrogate ("\ud800"); it is not text, could not
+        # be written as UTF-8 and must not reach a file name.
+        if isinstance(value, str) and not _encodable(value):
+            raise ValueError(
+                f"{info.field_name}: contains an unpaired surrogate code point, "
+                "which is not valid Unicode text"
+            )
+        return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class ReadArgs(_Args):
