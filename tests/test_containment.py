@@ -19,6 +19,7 @@ from fsseam.backends.containment import DenyRules, syntax_problem
         "~/x",
         "~root/x",
         "a\\b",
+        "a\ud800b",
         "\uff0e\uff0e/etc",
         "a/\uff0e\uff0e/b",
         "x\uff0fy",
