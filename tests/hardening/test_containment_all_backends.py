@@ -531,14 +531,6 @@ def test_parent_directory_swapped_for_an_outside_symlink_after_resolve(local: Mo
     assert walk(other, "other") == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: LocalDialect._open_parent runs os.makedirs(parent) before validating the "
-        "descriptor, and makedirs follows a parent swapped for a symlink: the write is "
-        "refused, but the missing directories are created outside the root"
-    ),
-)
 def test_a_write_below_a_swapped_parent_creates_nothing_outside(local: Mount) -> None:
     root = Path(local.root)
     other = outside_dir(local)

@@ -274,18 +274,32 @@ class LocalDialect(Dialect):
 
         Every later step (temp file, check, rename, link) is relative to it, so
         a directory swapped for a symlink after resolve cannot redirect the
-        write outside the workspace.
+        write outside the workspace. Missing directories are created one by
+        one below the nearest existing ancestor, which is validated first, and
+        each is entered with ``O_NOFOLLOW``: nothing is created outside either.
         """
-        parent = os.path.dirname(path)
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        current = os.path.dirname(path)
+        missing: list[str] = []
         with _os_errors(path):
-            try:
-                dir_fd = os.open(parent, flags)
-            except FileNotFoundError:
-                os.makedirs(parent, exist_ok=True)
-                dir_fd = os.open(parent, flags)
+            while True:
+                try:
+                    dir_fd = os.open(current, flags)
+                    break
+                except FileNotFoundError:
+                    current, name = os.path.split(current)
+                    if not name:
+                        raise
+                    missing.append(name)
         try:
-            self._check_fd(dir_fd, parent)
+            self._check_fd(dir_fd, current)
+            with _os_errors(path):
+                for name in reversed(missing):
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, 0o777, dir_fd=dir_fd)
+                    child = os.open(name, flags | os.O_NOFOLLOW, dir_fd=dir_fd)
+                    os.close(dir_fd)
+                    dir_fd = child
         except BaseException:
             os.close(dir_fd)
             raise
