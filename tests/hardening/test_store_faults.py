@@ -237,21 +237,9 @@ def test_a_request_stalled_past_the_timeout_never_mixes_or_loses_an_update(
         assert not bob_result.is_error, bob_result.text
 
 
-UNRETRIED_LOSS = (
-    "bug: only AzureDialect.put looks for its write token after an ambiguous failure "
-    "(5xx, timeout, dropped connection); S3Dialect._put and GCSDialect.put look only "
-    "after a 412, i.e. only when the SDK retried. When the SDK does not retry (S3 "
-    "mounted without botocore retries, a 5xx gcsfs does not retry such as 507), a "
-    "guarded write that landed is reported FS_IO_ERROR and no fs/committed event is "
-    "emitted, while Azure reports the same situation as a success"
-)
-
-
 def test_a_lost_answer_the_sdk_does_not_retry_is_still_recognised_by_the_write_token(
-    store: FaultyStore, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if store.name in ("s3", "gcs"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=UNRETRIED_LOSS))
     store.mount.put("ws/a.txt", b"count=1\n")
     fs = store.mount.reopen(**FAST_RETRY_OPTIONS[store.name])
     quick_retries(fs, store.name, monkeypatch)

@@ -447,6 +447,15 @@ class GCSDialect(Dialect):
                 stored = await self._run(self._upload(bucket, key, data, token, params, attrs))
         except _PreconditionFailed:
             return await self._after_conflict(path, guard, token)
+        except FsError as failed:
+            # A 5xx gcsfs did not retry, or a dropped connection: the upload may
+            # have landed. Only the token can tell; never guess from content.
+            if failed.code is not FsErrorCode.FS_IO_ERROR or guard is None:
+                raise
+            landed = await self._landed(path, token)
+            if landed is None:
+                raise
+            return StoredWrite(landed, created=isinstance(guard, CreateIfAbsent))
         return StoredWrite(
             FsVersion(str(stored["generation"])), created=isinstance(guard, CreateIfAbsent)
         )
@@ -496,6 +505,17 @@ class GCSDialect(Dialect):
             **params,
         )
         return stored
+
+    async def _landed(self, path: str, token: str) -> FsVersion | None:
+        """The generation of the stored object if it carries this write's token."""
+        try:
+            with self._errors(path):
+                current = await self._object(path)
+        except FsError:
+            return None
+        if current is not None and (current.get("metadata") or {}).get(TOKEN_KEY) == token:
+            return FsVersion(str(current["generation"]))
+        return None
 
     async def _after_conflict(
         self, path: str, guard: FsWriteIntent | None, token: str

@@ -574,6 +574,19 @@ class S3Dialect(Dialect):
                 if isinstance(guard, ReplaceIfVersion):  # If-Match on a missing key: 404
                     raise self._stale(url, "deleted") from missing
                 raise
+            except FsError as failed:
+                # A 5xx botocore gave up on, or a dropped connection: the PUT may
+                # have landed. Only the token can tell; never guess from content.
+                if failed.code is not FsErrorCode.FS_IO_ERROR or guard is None:
+                    raise
+                landed = await self._landed(bucket, key, token)
+                if landed is None:
+                    raise
+                return S3StoredWrite(
+                    FsVersion(str(landed["ETag"])),
+                    created=isinstance(guard, CreateIfAbsent),
+                    version_id=landed.get("VersionId"),
+                )
             return S3StoredWrite(
                 FsVersion(str(response["ETag"])),
                 created=isinstance(guard, CreateIfAbsent),
@@ -588,6 +601,17 @@ class S3Dialect(Dialect):
                 return kept
         guessed, _ = _MIME.guess_type(key)
         return {"ContentType": guessed} if guessed else {}
+
+    async def _landed(self, bucket: str, key: str, token: str) -> dict[str, Any] | None:
+        """The object's HEAD if it carries this write's token, else ``None``."""
+        try:
+            with _errors(f"s3://{bucket}/{key}", "check the write"):
+                head: dict[str, Any] = await self.fs._call_s3(
+                    "head_object", Bucket=bucket, Key=key
+                )
+        except FsError:
+            return None
+        return head if (head.get("Metadata") or {}).get(TOKEN_KEY) == token else None
 
     async def _settle(
         self, path: str, token: str, guard: FsWriteIntent | None, failed: _GuardFailed
