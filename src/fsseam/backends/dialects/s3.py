@@ -606,9 +606,7 @@ class S3Dialect(Dialect):
         """The object's HEAD if it carries this write's token, else ``None``."""
         try:
             with _errors(f"s3://{bucket}/{key}", "check the write"):
-                head: dict[str, Any] = await self.fs._call_s3(
-                    "head_object", Bucket=bucket, Key=key
-                )
+                head: dict[str, Any] = await self.fs._call_s3("head_object", Bucket=bucket, Key=key)
         except FsError:
             return None
         return head if (head.get("Metadata") or {}).get(TOKEN_KEY) == token else None
