@@ -44,6 +44,8 @@ def test_ordinary_paths_pass(path: str) -> None:
         (".env", "**/.env"),
         ("app/.env", "**/.env"),
         ("a/b/c/.env", "**/.env"),
+        (".GIT/config", ".git/**"),
+        ("app/.ENV", "**/.env"),
     ],
 )
 def test_default_deny_patterns_match(relative: str, pattern: str) -> None:

@@ -48,13 +48,17 @@ class DenyRules:
 
     def __init__(self, patterns: tuple[str, ...] | list[str] = DEFAULT_DENY) -> None:
         self.patterns = tuple(patterns)
-        self._compiled = [tuple(p.strip("/").split("/")) for p in self.patterns]
+        self._compiled = [tuple(p.casefold().strip("/").split("/")) for p in self.patterns]
 
     def match(self, relative: str) -> str | None:
-        """The first pattern matching ``relative`` (``a/b/c``), or ``None``."""
+        """The first pattern matching ``relative`` (``a/b/c``), or ``None``.
+
+        Case-insensitive: on a case-insensitive file system ``.GIT/config`` is
+        ``.git/config``, and refusing the other spelling costs nothing.
+        """
         if not self._compiled or not relative:
             return None
-        parts = tuple(part for part in relative.split("/") if part)
+        parts = tuple(part.casefold() for part in relative.split("/") if part)
         for pattern, segments in zip(self.patterns, self._compiled, strict=True):
             if _match(segments, parts):
                 return pattern

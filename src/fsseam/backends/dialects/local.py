@@ -201,6 +201,16 @@ class LocalDialect(Dialect):
 
     def _open(self, path: str) -> tuple[int, FsInfo]:
         with _os_errors(path):
+            # Opening a device or FIFO can have side effects (a tape rewinds, a
+            # FIFO's writer wakes): refuse what stat already shows is not a
+            # regular file. The fstat below still decides after the open.
+            pre = os.lstat(path)
+            if not stat.S_ISREG(pre.st_mode) and not stat.S_ISLNK(pre.st_mode):
+                kind = "a directory" if stat.S_ISDIR(pre.st_mode) else "not a regular file"
+                raise FsError(
+                    f'"{path}" is {kind}; only regular files can be read or written',
+                    FsErrorCode.FS_NOT_REGULAR_FILE,
+                )
             fd = os.open(path, _OPEN_FLAGS)
         try:
             self._check_fd(fd, path)
