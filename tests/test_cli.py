@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,24 +17,19 @@ import pytest
 
 from fsseam import (
     Context,
-    FileSystem,
     FileTools,
-    FsCapabilities,
-    FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsError,
     FsErrorCode,
-    FsInfo,
-    FsPathInfo,
     FsTarget,
-    FsTextStream,
     FsVersion,
     FsWriteIntent,
     FsWriteOutcome,
     open_fs,
 )
 from fsseam.cli import EXIT_STATUS, doctor, main, parse_storage_option
+from tests.support import DelegatingFileSystem
 
 COMMANDS = ["serve", "read", "write", "edit", "ls", "schemas", "doctor"]
 
@@ -446,30 +440,8 @@ def test_doctor_missing_root(cli: Cli, ws: Path) -> None:
     assert run.err.startswith("FS_NOT_FOUND: ")
 
 
-class _IgnoresGuards(FileSystem):
+class _IgnoresGuards(DelegatingFileSystem):
     """A store that silently drops every precondition (what doctor must catch)."""
-
-    def __init__(self, inner: FileSystem) -> None:
-        self.inner = inner
-
-    @property
-    def capabilities(self) -> FsCapabilities:
-        return self.inner.capabilities
-
-    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
-        return await self.inner.resolve(path, cwd=cwd)
-
-    async def stat(self, target: FsTarget) -> FsInfo | None:
-        return await self.inner.stat(target)
-
-    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
-        return await self.inner.lstat(path, cwd=cwd)
-
-    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
-        return self.inner.stream_text(target)
-
-    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
-        return await self.inner.list_dir(target)
 
     async def write_text(
         self, target: FsTarget, content: str, expected: FsWriteIntent | None = None

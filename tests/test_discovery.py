@@ -20,21 +20,13 @@ from fsseam import Context, DiscoveryTools, FileTools, ObservationPolicy, open_f
 from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem
 from fsseam.seam import (
     FileSystem,
-    FsCapabilities,
-    FsDirEntry,
-    FsEditOutcome,
     FsEditRequest,
-    FsInfo,
-    FsPathInfo,
     FsTarget,
     FsTextStream,
-    FsVersion,
-    FsWriteIntent,
-    FsWriteOutcome,
 )
 from fsseam.testing import FileSystemFixtures, FileSystemOpener, FsspecRawStore, RawStore
 from fsseam.testing.suite import DiscoverySuite, MultiEditSuite
-from tests.support import Harness
+from tests.support import DelegatingFileSystem, Harness
 
 TREE = {
     "README.md": b"# Demo\nSee src.\n",
@@ -570,46 +562,6 @@ def test_discovery_schema_fields_match_models() -> None:
 
 
 # -- the seam's default walk and edit_text_many, as any third-party backend gets them ------
-
-
-class DelegatingFileSystem(FileSystem):
-    """Forwards the abstract methods only, so ``walk``/``edit_text_many`` are the defaults."""
-
-    def __init__(self, inner: FsspecFileSystem) -> None:
-        self.inner = inner
-
-    @property
-    def capabilities(self) -> FsCapabilities:
-        return self.inner.capabilities
-
-    @property
-    def max_edit_bytes(self) -> int:
-        return self.inner.max_edit_bytes
-
-    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
-        return await self.inner.resolve(path, cwd=cwd)
-
-    async def stat(self, target: FsTarget) -> FsInfo | None:
-        return await self.inner.stat(target)
-
-    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
-        return await self.inner.lstat(path, cwd=cwd)
-
-    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
-        return self.inner.stream_text(target)
-
-    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
-        return await self.inner.list_dir(target)
-
-    async def write_text(
-        self, target: FsTarget, content: str, expected: FsWriteIntent | None = None
-    ) -> FsWriteOutcome:
-        return await self.inner.write_text(target, content, expected)
-
-    async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
-    ) -> FsEditOutcome:
-        return await self.inner.edit_text(target, edit, expected)
 
 
 class DefaultSeamFixtures(FileSystemFixtures):
