@@ -452,10 +452,15 @@ class GCSDialect(Dialect):
             # have landed. Only the token can tell; never guess from content.
             if failed.code is not FsErrorCode.FS_IO_ERROR or guard is None:
                 raise
-            landed = await self._landed(path, token)
-            if landed is None:
+            try:
+                with self._errors(path):
+                    current = await self._object(path)
+            except FsError:
+                current = None
+            ours = _if_ours(current, token, guard)
+            if ours is None:
                 raise
-            return StoredWrite(landed, created=isinstance(guard, CreateIfAbsent))
+            return ours
         return StoredWrite(
             FsVersion(str(stored["generation"])), created=isinstance(guard, CreateIfAbsent)
         )
@@ -506,17 +511,6 @@ class GCSDialect(Dialect):
         )
         return stored
 
-    async def _landed(self, path: str, token: str) -> FsVersion | None:
-        """The generation of the stored object if it carries this write's token."""
-        try:
-            with self._errors(path):
-                current = await self._object(path)
-        except FsError:
-            return None
-        if current is not None and (current.get("metadata") or {}).get(TOKEN_KEY) == token:
-            return FsVersion(str(current["generation"]))
-        return None
-
     async def _after_conflict(
         self, path: str, guard: FsWriteIntent | None, token: str
     ) -> StoredWrite:
@@ -524,10 +518,9 @@ class GCSDialect(Dialect):
         url = self.url(path)
         with self._errors(path):
             current = await self._object(path)
-        if current is not None and (current.get("metadata") or {}).get(TOKEN_KEY) == token:
-            return StoredWrite(
-                FsVersion(str(current["generation"])), created=isinstance(guard, CreateIfAbsent)
-            )
+        ours = _if_ours(current, token, guard)
+        if ours is not None:
+            return ours
         if isinstance(guard, CreateIfAbsent):
             raise FsNotObserved(f'"{url}" already exists; read it before overwriting it')
         what = "deleted" if current is None else "modified"
@@ -587,3 +580,14 @@ class GCSDialect(Dialect):
                     )
                 raise FsError(f'"{self.url(path)}" does not exist', FsErrorCode.FS_NOT_FOUND)
         return entries
+
+
+def _if_ours(
+    current: dict[str, Any] | None, token: str, guard: FsWriteIntent | None
+) -> StoredWrite | None:
+    """The stored write, if the object carries this write's token (it landed)."""
+    if current is None or (current.get("metadata") or {}).get(TOKEN_KEY) != token:
+        return None
+    return StoredWrite(
+        FsVersion(str(current["generation"])), created=isinstance(guard, CreateIfAbsent)
+    )

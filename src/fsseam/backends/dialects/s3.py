@@ -579,14 +579,14 @@ class S3Dialect(Dialect):
                 # have landed. Only the token can tell; never guess from content.
                 if failed.code is not FsErrorCode.FS_IO_ERROR or guard is None:
                     raise
-                landed = await self._landed(bucket, key, token)
-                if landed is None:
+                try:
+                    head = await self._head(path)
+                except FsError:
+                    head = None
+                ours = self._if_ours(head, token, guard)
+                if ours is None:
                     raise
-                return S3StoredWrite(
-                    FsVersion(str(landed["ETag"])),
-                    created=isinstance(guard, CreateIfAbsent),
-                    version_id=landed.get("VersionId"),
-                )
+                return ours
             return S3StoredWrite(
                 FsVersion(str(response["ETag"])),
                 created=isinstance(guard, CreateIfAbsent),
@@ -602,33 +602,39 @@ class S3Dialect(Dialect):
         guessed, _ = _MIME.guess_type(key)
         return {"ContentType": guessed} if guessed else {}
 
-    async def _landed(self, bucket: str, key: str, token: str) -> dict[str, Any] | None:
-        """The object's HEAD if it carries this write's token, else ``None``."""
+    async def _head(self, path: str) -> dict[str, Any] | None:
+        """The object's HEAD, ``None`` when it is absent."""
+        bucket, key = _split(path)
         try:
-            with _errors(f"s3://{bucket}/{key}", "check the write"):
+            with _errors(self.url(path), "check the write"):
                 head: dict[str, Any] = await self.fs._call_s3("head_object", Bucket=bucket, Key=key)
-        except FsError:
+        except FsNotFound:
             return None
-        return head if (head.get("Metadata") or {}).get(TOKEN_KEY) == token else None
+        return head
+
+    @staticmethod
+    def _if_ours(
+        head: dict[str, Any] | None, token: str, guard: FsWriteIntent | None
+    ) -> S3StoredWrite | None:
+        """The stored write, if the object carries this write's token (it landed)."""
+        if head is None or (head.get("Metadata") or {}).get(TOKEN_KEY) != token:
+            return None
+        return S3StoredWrite(
+            FsVersion(str(head["ETag"])),
+            created=isinstance(guard, CreateIfAbsent),
+            version_id=head.get("VersionId"),
+        )
 
     async def _settle(
         self, path: str, token: str, guard: FsWriteIntent | None, failed: _GuardFailed
     ) -> S3StoredWrite:
         """A precondition failed: did this very write land (lost response) or lose?"""
-        bucket, key = _split(path)
         url = self.url(path)
-        try:
-            with _errors(url, "check the write"):
-                head = await self.fs._call_s3("head_object", Bucket=bucket, Key=key)
-        except FsNotFound:
-            head = None
-        if head is not None and (head.get("Metadata") or {}).get(TOKEN_KEY) == token:
+        head = await self._head(path)
+        ours = self._if_ours(head, token, guard)
+        if ours is not None:
             # Our own write answered by a retry: it landed, only the answer was lost.
-            return S3StoredWrite(
-                FsVersion(str(head["ETag"])),
-                created=isinstance(guard, CreateIfAbsent),
-                version_id=head.get("VersionId"),
-            )
+            return ours
         if isinstance(guard, CreateIfAbsent):
             raise FsError(
                 f'"{url}" already exists; read it before overwriting it',
