@@ -124,30 +124,20 @@ class GenericDialect(Dialect):
         version = self._token(info) or content_version(data)
         return data, FsInfo(version, "file", len(data))
 
-    def _version_locked(self, path: str) -> tuple[FsVersion, str] | None:
+    def _stat_locked(self, path: str) -> FsInfo | None:
+        """Version, type and size from one ``info()`` (plus the content when hashing)."""
         info = self._info(path)
         if info is None:
             return None
-        kind = str(info.get("type", "file"))
-        if kind == "directory":
-            return FsVersion("directory"), kind
+        if info.get("type") == "directory":
+            return FsInfo(FsVersion("directory"), "directory", None)
         token = self._token(info)
         if token is None:
             token = content_version(self.fs.cat_file(path))
-        return token, kind
+        return FsInfo(token, "file", info.get("size"))
 
     async def stat(self, path: str) -> FsInfo | None:
-        def work() -> FsInfo | None:
-            found = self._version_locked(path)
-            if found is None:
-                return None
-            version, kind = found
-            if kind == "directory":
-                return FsInfo(version, "directory", None)
-            size = self.fs.size(path)
-            return FsInfo(version, "file", size)
-
-        return await self._run(path, work)
+        return await self._run(path, lambda: self._stat_locked(path))
 
     def open_read(self, path: str) -> AbstractAsyncContextManager[RawReader]:
         @asynccontextmanager
@@ -162,8 +152,8 @@ class GenericDialect(Dialect):
 
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
         def work() -> StoredWrite:
-            current = self._version_locked(path)
-            if current is not None and current[1] == "directory":
+            current = self._stat_locked(path)
+            if current is not None and current.type == "directory":
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
                 raise FsNotObserved(
@@ -172,7 +162,7 @@ class GenericDialect(Dialect):
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:
                     raise FsStaleVersion(f'"{self.url(path)}" was deleted since it was read')
-                if current[0] != guard.version:
+                if current.version != guard.version:
                     raise FsStaleVersion(f'"{self.url(path)}" was modified since it was read')
             parent = self.fs._parent(path)
             parent_info = self._info(parent) if parent else None
