@@ -303,7 +303,7 @@ class FsspecFileSystem(FileSystem):
             FsDirEntry(
                 name=item.name,
                 type=item.type,
-                target=self._child_target(path, item.name),
+                target=self._child_target(path, item.name, item.type == "symlink"),
                 version=item.version,
                 size=item.size,
             )
@@ -313,13 +313,15 @@ class FsspecFileSystem(FileSystem):
         entries.sort(key=lambda entry: entry.name)
         return entries
 
-    def _child_target(self, parent: str, name: str) -> FsTarget:
-        child = posixpath.join(parent, name) if not self._local else os.path.join(parent, name)
-        if self._local:
-            real = os.path.realpath(child)
-            key = real if self._contained(real) else child
-            return FsTarget(FsTargetKey(key), child)
-        return self._target(child)
+    def _child_target(self, parent: str, name: str, symlink: bool) -> FsTarget:
+        if not self._local:
+            return self._target(posixpath.join(parent, name))
+        child = os.path.join(parent, name)
+        # parent is already symlink-free: only a link child needs resolving (one
+        # realpath walk per listed link, not per entry).
+        real = os.path.realpath(child) if symlink else child
+        key = real if self._contained(real) else child
+        return FsTarget(FsTargetKey(key), child)
 
     async def walk(
         self, target: FsTarget, *, max_depth: int | None = None
