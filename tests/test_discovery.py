@@ -24,8 +24,9 @@ from fsseam.seam import (
     FsTarget,
     FsTextStream,
 )
-from fsseam.testing import FileSystemFixtures, FileSystemOpener, FsspecRawStore, RawStore
+from fsseam.testing import FileSystemOpener, FsspecRawStore, RawStore
 from fsseam.testing.suite import DiscoverySuite, MultiEditSuite
+from tests.conformance.test_local import LocalFixtures
 from tests.support import DelegatingFileSystem, Harness
 
 TREE = {
@@ -564,21 +565,15 @@ def test_discovery_schema_fields_match_models() -> None:
 # -- the seam's default walk and edit_text_many, as any third-party backend gets them ------
 
 
-class DefaultSeamFixtures(FileSystemFixtures):
+class DefaultSeamFixtures(LocalFixtures):
     """Local disk behind :class:`DelegatingFileSystem`."""
-
-    @pytest.fixture
-    def native_root(self, tmp_path: Path) -> Path:
-        root = tmp_path / "root"
-        root.mkdir()
-        return root
 
     @pytest.fixture
     def inner(self, native_root: Path) -> FsspecFileSystem:
         return open_fs(str(native_root))
 
     @pytest.fixture
-    def fs(self, inner: FsspecFileSystem) -> FileSystem:
+    def fs(self, inner: FsspecFileSystem) -> FileSystem:  # type: ignore[override]
         return DelegatingFileSystem(inner)
 
     @pytest.fixture
@@ -594,16 +589,6 @@ class DefaultSeamFixtures(FileSystemFixtures):
             return DelegatingFileSystem(mounted)
 
         return reopen
-
-    @pytest.fixture
-    def supports_symlinks(self) -> bool:
-        return True
-
-    @pytest.fixture
-    def outside_dir(self, tmp_path: Path) -> Path:
-        outside = tmp_path / "outside"
-        outside.mkdir()
-        return outside
 
 
 class TestDefaultSeamMethods(DiscoverySuite, MultiEditSuite, DefaultSeamFixtures):
