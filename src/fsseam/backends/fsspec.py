@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from typing import Any
 
 import fsspec
@@ -59,18 +59,13 @@ class _TextStream(FsTextStream):
 
     async def __aiter__(self) -> AsyncIterator[str]:
         decoder = textmod.StreamDecoder(self._name)
-        # Closed explicitly: a decode error must close the reader's generator now, not
+        # aclosing: a decode error must close the reader's generator now, not
         # leave it pending until garbage collection.
-        chunks = self._reader.chunks()
-        try:
+        async with aclosing(self._reader.chunks()) as chunks:
             async for chunk in chunks:
                 text = decoder.feed(chunk)
                 if text:
                     yield text
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
         tail = decoder.feed(b"", final=True)
         if tail:
             yield tail
@@ -416,15 +411,10 @@ class FsspecFileSystem(FileSystem):
             async with self._dialect.open_read(path) as reader:
                 info = reader.info
                 if info.size is not None and info.size > self._max_edit_bytes:
-                    chunks = reader.chunks()
-                    try:
+                    # Stopping early: aclosing closes the generator now, not at GC.
+                    async with aclosing(reader.chunks()) as chunks:
                         async for chunk in chunks:
                             return None, chunk.startswith(textmod.BOM), info
-                    finally:
-                        # Stopping early: close the generator now, not at GC.
-                        aclose = getattr(chunks, "aclose", None)
-                        if aclose is not None:
-                            await aclose()
                     return None, False, info
                 data = b"".join([chunk async for chunk in reader.chunks()])
                 return data, data.startswith(textmod.BOM), info

@@ -22,7 +22,7 @@ submitted there with :func:`~fsseam.backends.dialects.base.on_loop`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn, TypeVar
@@ -205,7 +205,7 @@ class _BlobReader(RawReader):
             yield data
             offset += length
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         async for data in self._ranges():
             if len(data) <= CHUNK_SIZE:
                 if data:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -96,7 +96,7 @@ class RawReader(ABC):
     info: FsInfo
 
     @abstractmethod
-    def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> AsyncGenerator[bytes, None]:
         """The content, in chunks of at most :data:`CHUNK_SIZE` bytes."""
 
 
@@ -107,7 +107,7 @@ class BytesReader(RawReader):
         self._data = data
         self.info = info
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         data = self._data
         for start in range(0, len(data), CHUNK_SIZE):
             yield data[start : start + CHUNK_SIZE]

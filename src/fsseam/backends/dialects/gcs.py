@@ -62,7 +62,7 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
 
@@ -219,7 +219,7 @@ class _GCSReader(RawReader):
         self._size = size
         self.info = info
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         head, self._head = self._head, b""
         offset = len(head)
         for start in range(0, len(head), CHUNK_SIZE):

@@ -23,7 +23,7 @@ import secrets
 import stat
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar, NoReturn
 
@@ -133,7 +133,7 @@ class _FdReader(RawReader):
         self.info = info
         self._path = path
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         size = self.info.size or 0
         # One read covers small files; the +1 notices growth since fstat.
         want = size + 1 if size < CHUNK_SIZE else CHUNK_SIZE

@@ -57,7 +57,7 @@ import threading
 import uuid
 import warnings
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
@@ -333,7 +333,7 @@ class S3Reader(RawReader):
         self.version_id: str | None = response.get("VersionId")
         """The S3 VersionId of the bytes read (versioned buckets), for reporting."""
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         loop = self._dialect.fs.loop
         while True:
             chunk = await on_loop(loop, self.read_chunk())
