@@ -13,7 +13,7 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from fsseam import open_fs
+from fsseam import Agent, ToolExecution, open_fs
 from tests.support import Harness, Session, make_context
 
 
@@ -540,3 +540,26 @@ def test_snippet_cuts_long_lines_and_the_diff_says_when_it_is_cut(harness: Harne
     shown = len(lines) - 3
     assert lines[-1] == f"... (diff cut at 32768 bytes; {1002 - shown} more lines not shown)"
     assert diff.startswith(f"--- {path}\n+++ {path}\n@@ -1 +1,1000 @@\n-{wide}\n+00000 ")
+
+
+def test_error_texts_are_identical_across_backends(tmp_path: Path) -> None:
+    texts = []
+    for fs in (open_fs(str(tmp_path)), open_fs(f"memory://errors-{tmp_path.name}")):
+        ctx = make_context(fs)
+        run = ToolExecution(agent=Agent(session=Session()))
+        call = ctx.tools.execute_sync
+        call("write", {"file_path": "d/f.txt", "content": "v1\n"}, None)
+        results = [
+            call("read", {"file_path": "missing.txt"}, run),
+            call("read", {"file_path": "d"}, run),
+            call("write", {"file_path": "d/f.txt", "content": "x"}, run),
+        ]
+        call("read", {"file_path": "d/f.txt"}, run)
+        other = ToolExecution(agent=Agent(session=Session()))
+        call("read", {"file_path": "d/f.txt"}, other)
+        call("edit", {"file_path": "d/f.txt", "old_string": "v1", "new_string": "v2"}, other)
+        results.append(
+            call("edit", {"file_path": "d/f.txt", "old_string": "v1", "new_string": "v3"}, run)
+        )
+        texts.append([r.text.replace(fs.root, "<ROOT>") for r in results])
+    assert texts[0] == texts[1]

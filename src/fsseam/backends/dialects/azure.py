@@ -46,17 +46,19 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
+    already_exists,
     check_size,
+    not_a_file,
+    not_found,
     on_loop,
+    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
     FsErrorCode,
     FsInfo,
-    FsNotObserved,
     FsNotRegularFile,
-    FsStaleVersion,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
@@ -132,9 +134,8 @@ def _raise(url: str, exc: Exception) -> NoReturn:
         if code == "ContainerNotFound":
             container = url.split("://", 1)[-1].split("/", 1)[0]
             why = f'the container "{container}" does not exist; create it or fix the URL'
-        else:
-            why = "it does not exist"
-        raise FsError(f'"{url}": {why}', FsErrorCode.FS_NOT_FOUND) from exc
+            raise FsError(f'"{url}": {why}', FsErrorCode.FS_NOT_FOUND) from exc
+        raise not_found(url) from exc
     if isinstance(exc, ClientAuthenticationError) or (
         isinstance(exc, HttpResponseError) and exc.status_code in (401, 403)
     ):
@@ -312,9 +313,7 @@ class AzureDialect(Dialect):
     # -- reads ---------------------------------------------------------------
 
     def _not_regular(self, path: str) -> FsNotRegularFile:
-        return FsNotRegularFile(
-            f'"{self.url(path)}" is a directory; only files can be read or written'
-        )
+        return not_a_file(self.url(path))
 
     async def _first_range(self, container: str, blob: str) -> _FirstRange | None:
         """One GET for content, ETag and total size; ``None`` when the blob is missing."""
@@ -386,7 +385,7 @@ class AzureDialect(Dialect):
             if first is None:
                 if await self._call(self._has_children(container, blob)):
                     raise self._not_regular(path)
-                raise FsError(f'"{self.url(path)}": it does not exist', FsErrorCode.FS_NOT_FOUND)
+                raise not_found(self.url(path))
         if first.folder:
             raise self._not_regular(path)
         return _BlobReader(self, path, first)
@@ -454,7 +453,7 @@ class AzureDialect(Dialect):
             not guard.version or any(ch in guard.version for ch in '*"')
         ):
             # Never let a version turn into the If-Match wildcard.
-            raise FsStaleVersion(f'"{url}" was modified since it was read')
+            raise stale(url)
         created = isinstance(guard, CreateIfAbsent)
         token = uuid.uuid4().hex
         with _azure_errors(url):
@@ -483,10 +482,8 @@ class AzureDialect(Dialect):
                 if not refused:
                     raise
                 if isinstance(guard, CreateIfAbsent):
-                    raise FsNotObserved(
-                        f'"{url}" already exists; read it before overwriting it'
-                    ) from exc
-                raise FsStaleVersion(f'"{url}" was modified since it was read') from exc
+                    raise already_exists(url) from exc
+                raise stale(url) from exc
         return StoredWrite(version, created)
 
     # -- listing -------------------------------------------------------------
@@ -535,7 +532,7 @@ class AzureDialect(Dialect):
             )
         props = await self._properties(container, blob)
         if props is None:
-            raise FsError(f'"{self.url(path)}": it does not exist', FsErrorCode.FS_NOT_FOUND)
+            raise not_found(self.url(path))
         if _is_folder(props.metadata):
             return []
         raise FsError(

@@ -22,7 +22,10 @@ from fsseam.seam import (
     FsInfo,
     FsIOError,
     FsNotFound,
+    FsNotObserved,
+    FsNotRegularFile,
     FsPathInfo,
+    FsStaleVersion,
     FsTooLarge,
     FsVersion,
     FsWriteIntent,
@@ -36,9 +39,13 @@ __all__ = [
     "RawEntry",
     "RawReader",
     "StoredWrite",
+    "already_exists",
     "content_version",
+    "not_a_file",
+    "not_found",
     "on_loop",
     "protocols",
+    "stale",
 ]
 
 T = TypeVar("T")
@@ -188,7 +195,7 @@ class Dialect(ABC):
         try:
             await asyncio.to_thread(self.fs.rm_file, path)
         except FileNotFoundError as exc:
-            raise FsNotFound(f'"{self.url(path)}" does not exist') from exc
+            raise not_found(self.url(path)) from exc
         except OSError as exc:
             raise FsIOError(f'"{self.url(path)}": {exc}') from exc
 
@@ -273,6 +280,30 @@ def protocols(fs: Any) -> tuple[str, ...]:
     """The protocol names an fsspec instance answers to."""
     proto = fs.protocol
     return (proto,) if isinstance(proto, str) else tuple(proto)
+
+
+# What the model reads must not depend on the store: every dialect words the
+# common failures with these, so swapping the backend changes only the path.
+
+
+def not_found(url: str) -> FsNotFound:
+    """``FS_NOT_FOUND`` for a missing file."""
+    return FsNotFound(f'"{url}" does not exist; check the path (write creates new files)')
+
+
+def not_a_file(url: str) -> FsNotRegularFile:
+    """``FS_NOT_REGULAR_FILE`` for a directory (or prefix) where a file was expected."""
+    return FsNotRegularFile(f'"{url}" is a directory, not a file')
+
+
+def already_exists(url: str) -> FsNotObserved:
+    """``FS_NOT_OBSERVED`` for a create-only write that met an existing file."""
+    return FsNotObserved(f'"{url}" already exists and was not read before this write')
+
+
+def stale(url: str, *, deleted: bool = False) -> FsStaleVersion:
+    """``FS_STALE_VERSION`` for a guard that no longer holds."""
+    return FsStaleVersion(f'"{url}" was {"deleted" if deleted else "modified"} since it was read')
 
 
 def check_size(name: str, size: int | None, limit: int | None) -> None:

@@ -83,14 +83,17 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
+    already_exists,
+    not_a_file,
+    not_found,
     on_loop,
+    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
     FsErrorCode,
     FsInfo,
-    FsNotObserved,
     FsStaleVersion,
     FsVersion,
     FsWriteIntent,
@@ -270,7 +273,7 @@ class GCSDialect(Dialect):
         except FsError:
             raise
         except FileNotFoundError as exc:  # gcsfs: HTTP 404
-            raise FsError(f'"{url}" does not exist', FsErrorCode.FS_NOT_FOUND) from exc
+            raise not_found(url) from exc
         except FileExistsError as exc:  # gcsfs: HTTP 412, whatever the precondition
             raise _PreconditionFailed(
                 f'"{url}" changed since it was read (generation precondition failed)'
@@ -385,10 +388,7 @@ class GCSDialect(Dialect):
                     with self._errors(path):
                         is_dir = await self._has_children(path)
                     if is_dir:
-                        raise FsError(
-                            f'"{url}" is a directory (a prefix); only files can be read',
-                            FsErrorCode.FS_NOT_REGULAR_FILE,
-                        ) from None
+                        raise not_a_file(url) from None
                 raise
             yield _GCSReader(self, path, head, size, FsInfo(version, "file", size))
 
@@ -438,7 +438,7 @@ class GCSDialect(Dialect):
         elif isinstance(guard, ReplaceIfVersion):
             if not guard.version.isdigit() or guard.version == "0":
                 # Not a generation (a directory, another store's token): never current.
-                raise FsStaleVersion(f'"{url}" was modified since it was read')
+                raise stale(url)
             params["ifGenerationMatch"] = guard.version
         token = uuid.uuid4().hex
         try:
@@ -522,9 +522,8 @@ class GCSDialect(Dialect):
         if ours is not None:
             return ours
         if isinstance(guard, CreateIfAbsent):
-            raise FsNotObserved(f'"{url}" already exists; read it before overwriting it')
-        what = "deleted" if current is None else "modified"
-        raise FsStaleVersion(f'"{url}" was {what} since it was read')
+            raise already_exists(url)
+        raise stale(url, deleted=current is None)
 
     # -- listing -------------------------------------------------------------
 
@@ -578,7 +577,7 @@ class GCSDialect(Dialect):
                         f'"{self.url(path)}" is a file, not a directory',
                         FsErrorCode.FS_NOT_DIRECTORY,
                     )
-                raise FsError(f'"{self.url(path)}" does not exist', FsErrorCode.FS_NOT_FOUND)
+                raise not_found(self.url(path))
         return entries
 
 

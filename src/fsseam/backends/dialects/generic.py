@@ -22,18 +22,20 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
+    already_exists,
     check_size,
     content_version,
+    not_a_file,
+    not_found,
     protocols,
     run_blocking,
+    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
     FsErrorCode,
     FsInfo,
-    FsNotObserved,
-    FsStaleVersion,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
@@ -54,16 +56,11 @@ def _stripe(path: str) -> threading.Lock:
 
 def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
-        raise FsError(
-            f'"{url}" does not exist; check the path (write creates new files)',
-            FsErrorCode.FS_NOT_FOUND,
-        ) from exc
+        raise not_found(url) from exc
     if isinstance(exc, NotADirectoryError):
         raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
     if isinstance(exc, IsADirectoryError):
-        raise FsError(
-            f'"{url}" is a directory, not a file', FsErrorCode.FS_NOT_REGULAR_FILE
-        ) from exc
+        raise not_a_file(url) from exc
     if isinstance(exc, PermissionError):
         raise FsError(
             f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED
@@ -156,14 +153,12 @@ class GenericDialect(Dialect):
             if current is not None and current.type == "directory":
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
-                raise FsNotObserved(
-                    f'"{self.url(path)}" already exists and was not read before this write'
-                )
+                raise already_exists(self.url(path))
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:
-                    raise FsStaleVersion(f'"{self.url(path)}" was deleted since it was read')
+                    raise stale(self.url(path), deleted=True)
                 if current.version != guard.version:
-                    raise FsStaleVersion(f'"{self.url(path)}" was modified since it was read')
+                    raise stale(self.url(path))
             parent = self.fs._parent(path)
             parent_info = self._info(parent) if parent else None
             if parent_info is None and parent:

@@ -33,16 +33,17 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
+    already_exists,
     check_size,
+    not_a_file,
+    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
     FsErrorCode,
     FsInfo,
-    FsNotObserved,
     FsPathInfo,
-    FsStaleVersion,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
@@ -111,6 +112,16 @@ def _os_errors(path: str) -> Iterator[None]:
         raise
     except OSError as exc:
         _raise_os(path, exc)
+
+
+def _not_regular(path: str, mode: int) -> FsError:
+    if stat.S_ISDIR(mode):
+        return not_a_file(path)
+    return FsError(
+        f'"{path}" is not a regular file (a device, FIFO or socket); only regular files '
+        "can be read or written",
+        FsErrorCode.FS_NOT_REGULAR_FILE,
+    )
 
 
 def _fd_path(fd: int) -> str | None:
@@ -206,21 +217,13 @@ class LocalDialect(Dialect):
             # regular file. The fstat below still decides after the open.
             pre = os.lstat(path)
             if not stat.S_ISREG(pre.st_mode) and not stat.S_ISLNK(pre.st_mode):
-                kind = "a directory" if stat.S_ISDIR(pre.st_mode) else "not a regular file"
-                raise FsError(
-                    f'"{path}" is {kind}; only regular files can be read or written',
-                    FsErrorCode.FS_NOT_REGULAR_FILE,
-                )
+                raise _not_regular(path, pre.st_mode)
             fd = os.open(path, _OPEN_FLAGS)
         try:
             self._check_fd(fd, path)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-                raise FsError(
-                    f'"{path}" is {kind}; only regular files can be read or written',
-                    FsErrorCode.FS_NOT_REGULAR_FILE,
-                )
+                raise _not_regular(path, st.st_mode)
         except BaseException:
             os.close(fd)
             raise
@@ -358,9 +361,7 @@ class LocalDialect(Dialect):
                         try:
                             os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
                         except FileExistsError:
-                            raise FsNotObserved(
-                                f'"{path}" already exists and was not read before this write'
-                            ) from None
+                            raise already_exists(path) from None
                         os.unlink(tmp, dir_fd=dir_fd)
                     else:
                         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -378,12 +379,12 @@ class LocalDialect(Dialect):
     @staticmethod
     def _check_guard(path: str, old: os.stat_result | None, guard: FsWriteIntent | None) -> None:
         if isinstance(guard, CreateIfAbsent) and old is not None:
-            raise FsNotObserved(f'"{path}" already exists and was not read before this write')
+            raise already_exists(path)
         if isinstance(guard, ReplaceIfVersion):
             if old is None:
-                raise FsStaleVersion(f'"{path}" was deleted since it was read')
+                raise stale(path, deleted=True)
             if _version(old) != guard.version:
-                raise FsStaleVersion(f'"{path}" was modified since it was read')
+                raise stale(path)
 
     async def remove(self, path: str) -> None:
         dir_fd = self._open_parent(path)

@@ -80,8 +80,12 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
+    already_exists,
     check_size,
+    not_a_file,
+    not_found,
     on_loop,
+    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
@@ -195,7 +199,7 @@ def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) ->
                 f'"{url}": the bucket "{bucket}" does not exist; check the URL',
                 FsErrorCode.FS_NOT_FOUND,
             ) from exc
-        raise FsError(f'"{url}" does not exist', FsErrorCode.FS_NOT_FOUND) from exc
+        raise not_found(url) from exc
     if (
         code in _DENIED
         or isinstance(exc, NoCredentialsError | PartialCredentialsError)
@@ -515,10 +519,7 @@ class S3Dialect(Dialect):
 
     @staticmethod
     def _is_directory(url: str) -> FsError:
-        return FsError(
-            f'"{url}" is a directory (a key prefix); only objects can be read or written',
-            FsErrorCode.FS_NOT_REGULAR_FILE,
-        )
+        return not_a_file(url)
 
     async def read_bytes(self, path: str, limit: int | None = None) -> tuple[bytes, FsInfo]:
         # The whole GET on fs.loop in one hop, instead of one hop per chunk.
@@ -636,15 +637,12 @@ class S3Dialect(Dialect):
             # Our own write answered by a retry: it landed, only the answer was lost.
             return ours
         if isinstance(guard, CreateIfAbsent):
-            raise FsError(
-                f'"{url}" already exists; read it before overwriting it',
-                FsErrorCode.FS_NOT_OBSERVED,
-            ) from failed
+            raise already_exists(url) from failed
         raise self._stale(url, "deleted" if head is None else "modified") from failed
 
     @staticmethod
     def _stale(url: str, what: str) -> FsError:
-        return FsError(f'"{url}" was {what} since it was read', FsErrorCode.FS_STALE_VERSION)
+        return stale(url, deleted=what == "deleted")
 
     async def _check_params(self, url: str) -> None:
         """Refuse to write if botocore does not know the guard parameters.
