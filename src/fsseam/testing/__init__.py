@@ -20,7 +20,8 @@ every store.
 
 import pytest
 
-# Before the suite modules are imported, so their asserts explain themselves.
+# Before the suite modules are imported, so their asserts explain themselves. A
+# package name covers its submodules (every ``fsseam.testing.suite.*`` module).
 pytest.register_assert_rewrite(
     "fsseam.testing.suite", "fsseam.testing.fixtures", "fsseam.testing._support"
 )

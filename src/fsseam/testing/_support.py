@@ -27,7 +27,14 @@ from fsseam.testing.fixtures import FsSpec
 
 T = TypeVar("T")
 
+E = FsErrorCode
+"""Short alias the suite's modules use for error codes."""
+
 BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark."""
+
+MIXED_TEXT = "ascii é ß € 世界 🎉 \u0301\n"
+"""Characters of every UTF-8 length (1 to 4 bytes), so any chunk boundary may split one."""
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
