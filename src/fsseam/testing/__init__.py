@@ -12,7 +12,9 @@ Ship-and-subclass, like ``fsspec/tests/abstract``::
     class TestMyStore(ConformanceSuite, MyStoreFixtures):
         pass
 
-``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
+Each concern is a class of its own (``WriteSuite``, ``ConcurrencySuite``...,
+one module each under ``fsseam.testing.suite``) for a backend that wants a
+subset. ``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
 cross-process tests, ``supports_symlinks``, ``native_root``...). A capability a
 backend declares False skips only its own tests; the guard semantics run on
 every store.
@@ -34,14 +36,46 @@ from fsseam.testing.fixtures import (  # noqa: E402
     RawStore,
     SymlinkMaker,
 )
-from fsseam.testing.suite import ConformanceSuite  # noqa: E402
+from fsseam.testing.suite import (  # noqa: E402
+    CapabilitySuite,
+    ConcurrencySuite,
+    ConformanceSuite,
+    CrossProcessSuite,
+    DiscoverySuite,
+    EditSuite,
+    ListDirSuite,
+    LocalDiskSuite,
+    MultiEditSuite,
+    ReadOnlySuite,
+    ReadSuite,
+    ResolveSuite,
+    StatSuite,
+    StreamSuite,
+    SymlinkSuite,
+    WriteSuite,
+)
 
 __all__ = [
+    "CapabilitySuite",
+    "ConcurrencySuite",
     "ConformanceSuite",
+    "CrossProcessSuite",
+    "DiscoverySuite",
+    "EditSuite",
     "FileSystemFixtures",
     "FileSystemOpener",
     "FsSpec",
     "FsspecRawStore",
+    "ListDirSuite",
+    "LocalDiskSuite",
+    "MultiEditSuite",
     "RawStore",
+    "ReadOnlySuite",
+    "ReadSuite",
+    "ResolveSuite",
+    "StatSuite",
+    "StreamSuite",
     "SymlinkMaker",
+    "SymlinkSuite",
+    "WriteSuite",
 ]

@@ -32,6 +32,9 @@ from fsseam.seam import (
 
 __all__ = [
     "CRASH_EXIT",
+    "MAX_ATTEMPTS",
+    "STALLED_ATTEMPTS",
+    "CounterStalled",
     "counter_value",
     "encode_payload",
     "increment",
@@ -42,7 +45,20 @@ __all__ = [
 CRASH_EXIT = 86
 """Exit status of a worker killed on purpose just before it publishes a write."""
 
-_MAX_ATTEMPTS = 10_000
+STALLED_ATTEMPTS = 5
+"""Refusals in a row, with the counter unchanged, after which an increment gives up.
+
+A ``FS_STALE_VERSION`` means someone else's write landed since the read, and
+every write here raises the counter, so the next read shows a higher value.
+Refusals while the value stands still mean nobody is winning: the store
+refuses replaces at the version it just returned."""
+
+MAX_ATTEMPTS = 200
+"""Attempts per increment, whatever happens: a backstop that keeps a run finite."""
+
+
+class CounterStalled(AssertionError):
+    """An increment found no way through: the store refused guarded replaces it should accept."""
 
 
 async def read_versioned(fs: FileSystem, target: FsTarget) -> tuple[str, FsVersion]:
@@ -69,9 +85,13 @@ async def increment(
     """
     conflicts = 0
     for _ in range(times):
-        for _attempt in range(_MAX_ATTEMPTS):
+        stalled = 0
+        last: int | None = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
             text, version = await read_versioned(fs, target)
             value = counter_value(text)
+            stalled = stalled + 1 if value == last else 1
+            last = value
             if pause:
                 await asyncio.sleep(0)
             try:
@@ -84,11 +104,30 @@ async def increment(
                 if exc.code != FsErrorCode.FS_STALE_VERSION:
                     raise
                 conflicts += 1
+                if stalled >= STALLED_ATTEMPTS or attempt == MAX_ATTEMPTS:
+                    raise CounterStalled(
+                        _stalled_message(target, via, value, attempt, stalled, exc)
+                    ) from exc
                 continue
             break
-        else:
-            raise RuntimeError(f"no increment landed in {_MAX_ATTEMPTS} attempts")
     return conflicts
+
+
+def _stalled_message(
+    target: FsTarget, via: str, value: int, attempts: int, stalled: int, exc: FsError
+) -> str:
+    where = f'no guarded {via} of "{target.display_path}" landed in {attempts} attempts'
+    if stalled >= STALLED_ATTEMPTS:
+        return (
+            f"{where}: the last {stalled} were refused as FS_STALE_VERSION while the counter "
+            f"stayed at count={value}, so no writer is winning: the store refuses a replace "
+            f"at the version it just returned (last refusal: {exc}); check that it honours "
+            "conditional writes (`fsseam doctor URL`)"
+        )
+    return (
+        f"{where}: every one lost a race (FS_STALE_VERSION) although the counter moved on "
+        f"(now count={value}); one writer is starved (last refusal: {exc})"
+    )
 
 
 async def _attempt(call: Awaitable[Any]) -> dict[str, Any]:
