@@ -28,6 +28,13 @@ pytest.register_assert_rewrite(
     "fsseam.testing.suite", "fsseam.testing.fixtures", "fsseam.testing._support"
 )
 
+from fsseam.testing.faults import (  # noqa: E402
+    ArmedFault,
+    ProxyFaults,
+    ProxyRequestLog,
+    RequestLog,
+    StoreFaults,
+)
 from fsseam.testing.fixtures import (  # noqa: E402
     FileSystemFixtures,
     FileSystemOpener,
@@ -36,6 +43,7 @@ from fsseam.testing.fixtures import (  # noqa: E402
     RawStore,
     SymlinkMaker,
 )
+from fsseam.testing.harness import DelegatingFileSystem  # noqa: E402
 from fsseam.testing.suite import (  # noqa: E402
     CapabilitySuite,
     ConcurrencySuite,
@@ -43,12 +51,14 @@ from fsseam.testing.suite import (  # noqa: E402
     CrossProcessSuite,
     DiscoverySuite,
     EditSuite,
+    GuardedWriteSuite,
     ListDirSuite,
     LocalDiskSuite,
     MultiEditSuite,
     ReadOnlySuite,
     ReadSuite,
     ResolveSuite,
+    RoundTripSuite,
     StatSuite,
     StreamSuite,
     SymlinkSuite,
@@ -56,24 +66,32 @@ from fsseam.testing.suite import (  # noqa: E402
 )
 
 __all__ = [
+    "ArmedFault",
     "CapabilitySuite",
     "ConcurrencySuite",
     "ConformanceSuite",
     "CrossProcessSuite",
+    "DelegatingFileSystem",
     "DiscoverySuite",
     "EditSuite",
     "FileSystemFixtures",
     "FileSystemOpener",
     "FsSpec",
     "FsspecRawStore",
+    "GuardedWriteSuite",
     "ListDirSuite",
     "LocalDiskSuite",
     "MultiEditSuite",
+    "ProxyFaults",
+    "ProxyRequestLog",
     "RawStore",
     "ReadOnlySuite",
     "ReadSuite",
+    "RequestLog",
     "ResolveSuite",
+    "RoundTripSuite",
     "StatSuite",
+    "StoreFaults",
     "StreamSuite",
     "SymlinkMaker",
     "SymlinkSuite",

@@ -54,6 +54,14 @@ async def expect_error(code: FsErrorCode, call: Awaitable[Any]) -> FsError:
     return error
 
 
+async def result_or_error(call: Awaitable[T]) -> T | FsError:
+    """What ``call`` returned, or the :class:`FsError` it raised."""
+    try:
+        return await call
+    except FsError as exc:
+        return exc
+
+
 async def write(
     fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
 ) -> FsWriteOutcome:

@@ -20,12 +20,14 @@ Tests are plain synchronous functions; each drives its coroutines with one
 from fsseam.testing.suite.concurrency import ConcurrencySuite, CrossProcessSuite
 from fsseam.testing.suite.discovery import DiscoverySuite
 from fsseam.testing.suite.edits import EditSuite
+from fsseam.testing.suite.guards import GuardedWriteSuite
 from fsseam.testing.suite.listing import ListDirSuite
 from fsseam.testing.suite.local_disk import LocalDiskSuite
 from fsseam.testing.suite.multi_edit import MultiEditSuite
 from fsseam.testing.suite.paths import ResolveSuite
 from fsseam.testing.suite.read_only import CapabilitySuite, ReadOnlySuite
 from fsseam.testing.suite.reads import ReadSuite, StreamSuite
+from fsseam.testing.suite.round_trips import RoundTripSuite
 from fsseam.testing.suite.stats import StatSuite
 from fsseam.testing.suite.symlinks import SymlinkSuite
 from fsseam.testing.suite.writes import WriteSuite
@@ -37,12 +39,14 @@ __all__ = [
     "CrossProcessSuite",
     "DiscoverySuite",
     "EditSuite",
+    "GuardedWriteSuite",
     "ListDirSuite",
     "LocalDiskSuite",
     "MultiEditSuite",
     "ReadOnlySuite",
     "ReadSuite",
     "ResolveSuite",
+    "RoundTripSuite",
     "StatSuite",
     "StreamSuite",
     "SymlinkSuite",
@@ -66,6 +70,8 @@ class ConformanceSuite(
     LocalDiskSuite,
     DiscoverySuite,
     MultiEditSuite,
+    GuardedWriteSuite,
+    RoundTripSuite,
 ):
     """Every contract line of the seam, for one backend.
 

@@ -28,7 +28,7 @@ from fsseam.testing._support import (
     write,
 )
 from fsseam.testing._worker import counter_value
-from fsseam.testing.fixtures import FsSpec
+from fsseam.testing.fixtures import FsSpec, RawStore
 
 __all__ = ["ConcurrencySuite", "CrossProcessSuite"]
 
@@ -130,6 +130,33 @@ class ConcurrencySuite:
         codes = in_threads(4, attempt)
         assert Counter(codes) == {None: 1, E.FS_NOT_OBSERVED: 3}, codes
         assert run(read(fs, "new/a.txt")) == f"writer {codes.index(None)}\n"
+
+    def test_identical_creates_race_one_winner(self, fs: FileSystem) -> None:
+        # The same bytes from every writer: a loser must not pass for the winner.
+        async def body() -> None:
+            target = await fs.resolve("a.txt")
+            results = await asyncio.gather(
+                *(fs.write_text(target, "same\n", CreateIfAbsent()) for _ in range(3)),
+                return_exceptions=True,
+            )
+            losses = [item for item in results if isinstance(item, FsError)]
+            assert len(losses) == 2, results
+            assert {item.code for item in losses} == {FsErrorCode.FS_NOT_OBSERVED}
+
+        run(body())
+
+    def test_edits_from_threads_each_land_once(self, fs: FileSystem, raw: RawStore) -> None:
+        # Unguarded edits of different lines: each retries its lost races, none is lost.
+        names = [f"w{i}" for i in range(8)]
+        run(write(fs, "list.txt", "".join(f"{n}=0\n" for n in names), CreateIfAbsent()))
+        target = run(fs.resolve("list.txt"))
+
+        def work(i: int) -> None:
+            name = names[i]
+            asyncio.run(fs.edit_text(target, FsEditRequest(f"{name}=0", f"{name}=1")))
+
+        in_threads(len(names), work)
+        assert raw.read_bytes("list.txt") == "".join(f"{n}=1\n" for n in names).encode()
 
 
 class CrossProcessSuite:
