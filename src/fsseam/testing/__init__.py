@@ -15,9 +15,11 @@ Ship-and-subclass, like ``fsspec/tests/abstract``::
 Each concern is a class of its own (``WriteSuite``, ``ConcurrencySuite``...,
 one module each under ``fsseam.testing.suite``) for a backend that wants a
 subset. ``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
-cross-process tests, ``supports_symlinks``, ``native_root``...). A capability a
-backend declares False skips only its own tests; the guard semantics run on
-every store.
+cross-process tests, ``supports_symlinks``, ``native_root``, ``faults`` and
+``wire`` for a store behind a network: see :mod:`fsseam.testing.faults`). A
+capability a backend declares False skips only its own tests; the guard
+semantics run on every store. :mod:`fsseam.testing.harness` has helpers for
+tests above the seam (tools, sessions, a delegating ``FileSystem``).
 """
 
 import pytest

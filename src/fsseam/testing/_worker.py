@@ -1,10 +1,19 @@
 """Read-modify-write loops shared by the suite's threads, tasks and worker processes.
 
-Run as ``python -m fsseam.testing._worker PAYLOAD`` (PAYLOAD: base64 pickle of a
-dict with ``url``, ``options``, ``op`` and the op's arguments), a worker mounts
-the root with :func:`~fsseam.backends.open_fs`, prints ``ready``, waits for one
-line on stdin (so that every worker starts at once), runs the op and prints its
-result as one JSON line. Kept free of pytest so a worker starts fast.
+A job is a dict with ``url``, ``options``, ``op`` and the op's arguments,
+sent as one line (base64 pickle). For each job a worker mounts the root with
+:func:`~fsseam.backends.open_fs`, prints ``ready``, waits for one line on
+stdin (so that every worker starts at once), runs the op and prints its result
+as one JSON line. Two ways to run it:
+
+* ``python -m fsseam.testing._worker --serve``: jobs one after another, each
+  answered ``{"result": ...}`` or ``{"error": traceback}``, until stdin
+  closes. The suite keeps a few such workers for the whole session, so a
+  cross-process test does not pay for importing the store's SDK four times.
+* ``python -m fsseam.testing._worker PAYLOAD``: one job, then exit (the
+  ``crash_on_publish`` op kills its process on purpose).
+
+Kept free of pytest so a worker starts fast.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import json
 import os
 import pickle
 import sys
+import traceback
 from collections.abc import Awaitable
 from typing import Any
 
@@ -36,10 +46,12 @@ __all__ = [
     "STALLED_ATTEMPTS",
     "CounterStalled",
     "counter_value",
+    "decode_payload",
     "encode_payload",
     "increment",
     "main",
     "read_versioned",
+    "serve",
 ]
 
 CRASH_EXIT = 86
@@ -167,10 +179,39 @@ def encode_payload(payload: dict[str, Any]) -> str:
     return base64.b64encode(pickle.dumps(payload)).decode("ascii")
 
 
+def decode_payload(line: str) -> dict[str, Any]:
+    """The job a parent sent with :func:`encode_payload`."""
+    payload: dict[str, Any] = pickle.loads(base64.b64decode(line))  # our own parent wrote it
+    return payload
+
+
+def serve() -> None:
+    """Run jobs from stdin until it closes (see the module docstring)."""
+    while line := sys.stdin.readline().strip():
+        try:
+            payload = decode_payload(line)
+            fs = open_fs(payload["url"], **payload["options"])
+        except Exception:
+            print(json.dumps({"error": traceback.format_exc()}), flush=True)
+            continue
+        print("ready", flush=True)
+        if not sys.stdin.readline():
+            return
+        try:
+            result = asyncio.run(_run_op(fs, payload))
+        except Exception:
+            print(json.dumps({"error": traceback.format_exc()}), flush=True)
+        else:
+            print(json.dumps({"result": result}), flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Worker process entry point (see the module docstring)."""
     args = sys.argv[1:] if argv is None else argv
-    payload: dict[str, Any] = pickle.loads(base64.b64decode(args[0]))  # our own parent wrote it
+    if args == ["--serve"]:
+        serve()
+        return
+    payload = decode_payload(args[0])
     fs = open_fs(payload["url"], **payload["options"])
     print("ready", flush=True)
     sys.stdin.readline()

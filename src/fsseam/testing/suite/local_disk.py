@@ -63,7 +63,7 @@ class LocalDiskSuite:
             pytest.skip("no fs_spec for the writer process")
         before = run(write(fs, "keep.txt", "old content\n"))
         job = {"op": "crash_on_publish", "path": "keep.txt", "content": "new content\n"}
-        [result] = run_workers(fs_spec, [job])
+        [result] = run_workers(fs_spec, [job], fresh=True)
         assert result.returncode == CRASH_EXIT, (
             f"the writer never reached its publishing rename: {result}"
         )
@@ -84,7 +84,7 @@ class LocalDiskSuite:
         if fs_spec is None:
             pytest.skip("no fs_spec for the writer process")
         job = {"op": "crash_on_publish", "path": "new.txt", "content": "x\n", "create": True}
-        [result] = run_workers(fs_spec, [job])
+        [result] = run_workers(fs_spec, [job], fresh=True)
         assert result.returncode == CRASH_EXIT, f"the creator never reached its link: {result}"
 
         async def body() -> None:
