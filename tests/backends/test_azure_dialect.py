@@ -10,10 +10,7 @@ range, virtual directories, credentials and missing containers.
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Coroutine
-from typing import Any, TypeVar
 
 import pytest
 
@@ -32,14 +29,9 @@ from fsseam.seam import (
 )
 from fsseam.testing.emulators.azure import AzureContainer, connection_string
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.azure
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def blob_path(fs: FsspecFileSystem, name: str) -> str:

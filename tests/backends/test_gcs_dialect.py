@@ -11,12 +11,9 @@ request goes through the emulator's RecordingProxy.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import os
 import time
-from collections.abc import Coroutine
-from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 import gcsfs.core
@@ -34,14 +31,9 @@ from fsseam.seam import (
 )
 from fsseam.testing.emulators.gcs import GCSBucket
 from fsseam.testing.emulators.proxy import Fault, Recorded, RecordingProxy
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.gcs
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def query(rec: Recorded) -> dict[str, str]:

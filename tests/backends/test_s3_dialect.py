@@ -18,7 +18,7 @@ import errno
 import tracemalloc
 import warnings
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -43,14 +43,9 @@ from fsseam.seam import (
     ReplaceIfVersion,
 )
 from fsseam.testing.emulators.s3 import RecordedRequest, S3Bucket, S3Emulator
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.s3
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def ops(server: S3Emulator, bucket: S3Bucket) -> list[tuple[str, int]]:
