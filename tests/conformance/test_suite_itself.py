@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from _pytest.assertion.rewrite import AssertionRewritingHook
@@ -35,7 +36,8 @@ from fsseam.seam import (
     FsWriteOutcome,
     ReplaceIfVersion,
 )
-from fsseam.testing import ConcurrencySuite, ConformanceSuite
+from fsseam.testing import ConcurrencySuite, ConformanceSuite, FsSpec, _support
+from fsseam.testing._support import run_workers
 from fsseam.testing._worker import STALLED_ATTEMPTS, CounterStalled
 from fsseam.testing.harness import DelegatingFileSystem
 
@@ -127,3 +129,23 @@ def test_conformance_suite_composes_every_concern_and_none_is_collected_alone() 
         assert not concern.__name__.startswith("Test"), concern
         assert getattr(fsseam.testing, concern.__name__) is concern
         assert concern.__name__ in fsseam.testing.__all__
+
+
+def test_a_failing_worker_job_reports_its_traceback_and_the_workers_carry_on(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "counter.txt").write_text("count=0\n")
+    spec: FsSpec = (str(root), {})
+    job = {"op": "increment", "path": "counter.txt", "times": 2, "via": "edit"}
+    failed, *_ = run_workers(spec, [{**job, "path": "missing.txt"}, job])
+    assert failed.returncode != 0
+    assert failed.result is None
+    assert "FS_NOT_FOUND" in failed.stderr or "does not exist" in failed.stderr, failed.stderr
+    kept = {worker.proc.pid for worker in _support._IDLE}
+    assert len(kept) >= 2  # a failed job does not cost its process
+    again = run_workers(spec, [job, job])
+    assert [result.returncode for result in again] == [0, 0], [r.stderr for r in again]
+    assert kept <= {worker.proc.pid for worker in _support._IDLE}
+    assert (root / "counter.txt").read_text() == "count=6\n"
