@@ -1,18 +1,16 @@
-"""Azure dialect against a real Azurite: the wire, the round trips, lost answers, streaming.
+"""What only the Azure dialect does, against a real Azurite: the wire, ranges, errors.
 
-The guard semantics every backend shares are in ``tests/conformance``; these
-tests pin what only the Azure dialect does: which headers reach the store, how
-many requests each operation costs, and how a write whose answer was lost is
-told apart from a conflict (its token in the blob's metadata).
+The contracts every backend shares (guards, lost answers, unknown outcomes,
+reads broken or changed mid-stream, round trips, error wording) run in the
+shipped suite (``tests/conformance/test_azure.py``). These pin the Azure
+specifics: which headers and write token reach the store, never
+``If-Match: *``, ETag-pinned ranged reads, an empty blob's unsatisfiable
+range, virtual directories, credentials and missing containers.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
 
 import pytest
 
@@ -30,15 +28,10 @@ from fsseam.seam import (
     ReplaceIfVersion,
 )
 from fsseam.testing.emulators.azure import AzureContainer, connection_string
-from fsseam.testing.emulators.proxy import Fault, Recorded, RecordingProxy
+from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.azure
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def blob_path(fs: FsspecFileSystem, name: str) -> str:
@@ -63,18 +56,6 @@ def calls(proxy: RecordingProxy) -> list[str]:
 
 def is_put(rec: Recorded) -> bool:
     return rec.method == "PUT" and "comp=" not in rec.query
-
-
-def quick_retries(fs: FsspecFileSystem) -> None:
-    """Make the storage SDK retry at once (its ExponentialRetry waits ~15 s first).
-
-    Test-only: reaches into the SDK's client configuration, which adlfs
-    offers no option for. Each ``azure_fs`` has its own adlfs instance.
-    """
-    policy = fs.fs.service_client._config.retry_policy
-    policy.initial_backoff = 0
-    policy.increment_base = 0
-    policy.random_jitter_range = 0
 
 
 async def create(fs: FsspecFileSystem, name: str, text: str) -> tuple[FsTarget, FsVersion]:
@@ -162,60 +143,7 @@ def test_a_wildcard_version_never_becomes_if_match_star(
     assert calls(azure_proxy) == []
 
 
-# -- round trips ---------------------------------------------------------------
-
-
-def test_request_counts_per_operation(
-    azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy
-) -> None:
-    async def scenario() -> dict[str, list[str]]:
-        counts: dict[str, list[str]] = {}
-        target = await azure_fs.resolve("dir/a.txt")
-
-        azure_proxy.reset()
-        created = await azure_fs.write_text(target, "alpha\nbeta\n", CreateIfAbsent())
-        counts["create"] = calls(azure_proxy)
-
-        azure_proxy.reset()
-        text = await azure_fs.read_text(target)
-        counts["read"] = calls(azure_proxy)
-        assert text == "alpha\nbeta\n"
-
-        azure_proxy.reset()
-        async with azure_fs.stream_text(target) as stream:
-            assert stream.info.version == created.version
-            assert "".join([chunk async for chunk in stream]) == text
-        counts["stream"] = calls(azure_proxy)
-
-        azure_proxy.reset()
-        info = await azure_fs.stat(target)
-        counts["stat"] = calls(azure_proxy)
-        assert info is not None
-        assert info.version == created.version
-
-        azure_proxy.reset()
-        replaced = await azure_fs.write_text(target, "gamma\n", ReplaceIfVersion(created.version))
-        counts["replace"] = calls(azure_proxy)
-
-        azure_proxy.reset()
-        await azure_fs.edit_text(target, FsEditRequest("gamma", "delta"), replaced.version)
-        counts["edit"] = calls(azure_proxy)
-
-        azure_proxy.reset()
-        await azure_fs.list_dir(await azure_fs.resolve("dir"))
-        counts["list"] = calls(azure_proxy)
-        return counts
-
-    counts = run(scenario())
-    assert counts == {
-        "create": ["PUT"],
-        "read": ["GET"],
-        "stream": ["GET"],
-        "stat": ["HEAD"],
-        "replace": ["GET", "PUT"],
-        "edit": ["GET", "PUT"],
-        "list": ["GET"],
-    }
+# -- request shapes ------------------------------------------------------------
 
 
 def test_an_8_mib_file_is_one_get_and_one_put(
@@ -245,155 +173,6 @@ def test_an_empty_blob_reads_with_its_version(
         assert calls(azure_proxy) == ["GET", "HEAD"]
 
     run(scenario())
-
-
-# -- lost answers are not conflicts --------------------------------------------
-
-
-@pytest.mark.parametrize("status", [500, 501])
-def test_a_lost_answer_to_a_replace_reports_success(
-    azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy, status: int
-) -> None:
-    # 500: the SDK retries, and its retry meets the If-Match it already satisfied.
-    # 501: the SDK gives up at once; the dialect looks for its token itself.
-    quick_retries(azure_fs)
-
-    async def scenario() -> None:
-        target, v1 = await create(azure_fs, "a.txt", "one\n")
-        azure_proxy.reset()
-        fault = azure_proxy.inject(Fault(is_put, "lose_response", status=status))
-        outcome = await azure_fs.write_text(target, "two\n", ReplaceIfVersion(v1))
-        assert fault.hits == 1
-        assert outcome.operation == "update"
-        info = await azure_fs.stat(target)
-        assert info is not None
-        assert outcome.version == info.version
-        assert get_raw(azure_fs, "a.txt") == b"two\n"
-
-    run(scenario())
-
-
-@pytest.mark.parametrize("status", [500, 501])
-def test_a_lost_answer_to_a_create_reports_success(
-    azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy, status: int
-) -> None:
-    quick_retries(azure_fs)
-    fault = azure_proxy.inject(Fault(is_put, "lose_response", status=status))
-    target = run(azure_fs.resolve("new.txt"))
-    outcome = run(azure_fs.write_text(target, "fresh\n", CreateIfAbsent()))
-    assert fault.hits == 1
-    assert outcome.operation == "create"
-    info = run(azure_fs.stat(target))
-    assert info is not None
-    assert outcome.version == info.version
-
-
-def test_a_write_that_never_landed_is_an_io_error(
-    azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy
-) -> None:
-    target, v1 = run(create(azure_fs, "a.txt", "one\n"))
-    azure_proxy.inject(Fault(is_put, "fail", status=501))
-    with pytest.raises(FsError) as failed:
-        run(azure_fs.write_text(target, "two\n", ReplaceIfVersion(v1)))
-    assert failed.value.code is FsErrorCode.FS_IO_ERROR
-    assert "az://" in str(failed.value)
-    assert get_raw(azure_fs, "a.txt") == b"one\n"
-
-
-def test_two_writers_of_identical_bytes_from_one_base_exactly_one_wins(
-    azure_fs: FsspecFileSystem,
-) -> None:
-    async def scenario() -> list[object]:
-        _, base = await create(azure_fs, "a.txt", "base\n")
-        path = blob_path(azure_fs, "a.txt")
-        same = b"identical\n"
-        return await asyncio.gather(
-            azure_fs.dialect.put(path, same, ReplaceIfVersion(base)),
-            azure_fs.dialect.put(path, same, ReplaceIfVersion(base)),
-            return_exceptions=True,
-        )
-
-    results = run(scenario())
-    stale = [r for r in results if isinstance(r, FsError)]
-    assert len(stale) == 1, results
-    assert stale[0].code is FsErrorCode.FS_STALE_VERSION
-
-
-# -- loops and threads ---------------------------------------------------------
-
-
-def test_calls_from_other_loops_and_threads(azure_fs: FsspecFileSystem) -> None:
-    target, _ = run(create(azure_fs, "a.txt", "hello\n"))
-    results: list[str] = []
-    errors: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            results.append(asyncio.run(azure_fs.read_text(target)))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert results == ["hello\n"] * 3
-    # ...and from a second loop in this thread.
-    assert run(azure_fs.read_text(target)) == "hello\n"
-
-
-def test_threads_incrementing_one_blob_lose_nothing(azure_fs: FsspecFileSystem) -> None:
-    threads, rounds = 8, 3
-    target, _ = run(create(azure_fs, "counter.txt", "0"))
-    errors: list[BaseException] = []
-
-    async def increment() -> None:
-        for _ in range(rounds):
-            while True:
-                async with azure_fs.stream_text(target) as stream:
-                    version = stream.info.version
-                    value = int("".join([chunk async for chunk in stream]))
-                try:
-                    await azure_fs.write_text(target, str(value + 1), ReplaceIfVersion(version))
-                    break
-                except FsStaleVersion:
-                    continue
-
-    def worker() -> None:
-        try:
-            asyncio.run(increment())
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    pool = [threading.Thread(target=worker) for _ in range(threads)]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    assert errors == []
-    assert get_raw(azure_fs, "counter.txt") == str(threads * rounds).encode()
-
-
-def test_edits_from_threads_each_land_once(azure_fs: FsspecFileSystem) -> None:
-    names = [f"w{i}" for i in range(8)]
-    target, _ = run(create(azure_fs, "list.txt", "".join(f"{n}=0\n" for n in names)))
-    errors: list[BaseException] = []
-
-    def worker(name: str) -> None:
-        try:
-            asyncio.run(azure_fs.edit_text(target, FsEditRequest(f"{name}=0", f"{name}=1")))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    pool = [threading.Thread(target=worker, args=(n,)) for n in names]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    assert errors == []
-    assert get_raw(azure_fs, "list.txt") == "".join(f"{n}=1\n" for n in names).encode()
 
 
 # -- large blobs ---------------------------------------------------------------
@@ -428,35 +207,6 @@ def test_a_20_mib_blob_streams_in_bounded_chunks(
     assert "if-match" not in gets[0].headers
     for rec in gets[1:]:
         assert rec.headers.get("if-match") == f'"{stored.version}"'
-
-
-def test_a_blob_changing_mid_stream_fails_the_read_like_s3_and_gcs(
-    azure_fs: FsspecFileSystem,
-) -> None:
-    data = b"a" * (9 * 1024 * 1024)
-    path = blob_path(azure_fs, "big.bin")
-    run(azure_fs.dialect.put(path, data, None))
-
-    async def stream() -> None:
-        async with azure_fs.dialect.open_read(path) as reader:
-            chunks = reader.chunks()
-            await anext(chunks)
-            put_raw(azure_fs, "big.bin", b"b" * len(data))
-            async for _ in chunks:
-                pass
-
-    with pytest.raises(FsError, match="changed while it was being read") as changed:
-        run(stream())
-    assert changed.value.code is FsErrorCode.FS_IO_ERROR
-
-
-def test_edit_of_a_blob_over_the_limit_is_too_large(azure_container: AzureContainer) -> None:
-    fs = open_fs(azure_container.url, max_edit_bytes=1024, **azure_container.storage_options)
-    put_raw(fs, "big.txt", b"x" * 4096)
-    target = run(fs.resolve("big.txt"))
-    with pytest.raises(FsError) as too_large:
-        run(fs.edit_text(target, FsEditRequest("x", "y", replace_all=True)))
-    assert too_large.value.code is FsErrorCode.FS_TOO_LARGE
 
 
 # -- directories and errors ------------------------------------------------------

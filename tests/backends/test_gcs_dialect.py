@@ -1,18 +1,19 @@
-"""GCS dialect against fake-gcs-server: guards on the wire, round trips, lost answers, streaming.
+"""What only the GCS dialect does, against fake-gcs-server: the wire, tokens, gzip, ranges.
 
-Every request goes through the emulator's RecordingProxy, so these tests see
-exactly what gcsfs sent and can lose a response after the store applied it.
+The contracts every backend shares (guards, lost answers, unknown outcomes,
+reads broken or changed mid-stream, round trips, error wording) run in the
+shipped suite (``tests/conformance/test_gcs.py``). These pin the GCS
+specifics: ``ifGenerationMatch`` on multipart uploads, the write token in the
+object's metadata, generation-pinned ranged reads, gzip-encoded objects,
+folder placeholders, kept attributes and gcsfs's class and options. Every
+request goes through the emulator's RecordingProxy.
 """
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import os
-import threading
 import time
-from collections.abc import Coroutine
-from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 import gcsfs.core
@@ -30,14 +31,9 @@ from fsseam.seam import (
 )
 from fsseam.testing.emulators.gcs import GCSBucket
 from fsseam.testing.emulators.proxy import Fault, Recorded, RecordingProxy
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.gcs
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def query(rec: Recorded) -> dict[str, str]:
@@ -100,96 +96,6 @@ def test_stale_replace_is_refused_by_the_store(
     run(scenario())
 
 
-def test_round_trips(gcs_fs: FsspecFileSystem, gcs_proxy: RecordingProxy) -> None:
-    async def scenario() -> dict[str, int]:
-        counts: dict[str, int] = {}
-        target = await gcs_fs.resolve("dir/a.txt")
-
-        async def count(name: str, coro: Coroutine[Any, Any, Any]) -> Any:
-            gcs_proxy.reset()
-            result = await coro
-            counts[name] = len(gcs_proxy.requests)
-            return result
-
-        created = await count("create", gcs_fs.write_text(target, "a\nb\n", CreateIfAbsent()))
-        await count("read", gcs_fs.read_text(target))
-
-        async def stream() -> None:
-            async with gcs_fs.stream_text(target) as s:
-                assert s.info.version == created.version
-                assert "".join([chunk async for chunk in s]) == "a\nb\n"
-
-        await count("stream", stream())
-        await count("stat", gcs_fs.stat(target))
-        replaced = await count(
-            "replace", gcs_fs.write_text(target, "c\n", ReplaceIfVersion(created.version))
-        )
-        await count("edit", gcs_fs.edit_text(target, FsEditRequest("c", "d"), replaced.version))
-        await count("list", gcs_fs.list_dir(await gcs_fs.resolve("dir")))
-        return counts
-
-    counts = run(scenario())
-    assert counts == {
-        "create": 1,
-        "read": 1,
-        "stream": 1,
-        "stat": 1,
-        "replace": 2,
-        "edit": 2,
-        "list": 1,
-    }
-
-
-def test_lost_response_is_not_a_conflict(
-    gcs_fs: FsspecFileSystem, gcs_proxy: RecordingProxy
-) -> None:
-    """The store applies the upload, the client sees 500, gcsfs retries into 412."""
-
-    async def scenario() -> None:
-        target = await gcs_fs.resolve("a.txt")
-        gcs_proxy.inject(Fault(is_upload, "lose_response", status=503))
-        created = await gcs_fs.write_text(target, "one\n", CreateIfAbsent())
-        uploads = [rec for rec in gcs_proxy.requests if is_upload(rec)]
-        assert len(uploads) == 2  # applied, lost, retried into 412
-        info = await gcs_fs.stat(target)
-        assert info is not None
-        assert created.version == info.version
-        assert await gcs_fs.read_text(target) == "one\n"
-
-        gcs_proxy.inject(Fault(is_upload, "lose_response", status=500))
-        edited = await gcs_fs.edit_text(target, FsEditRequest("one", "two"), created.version)
-        assert await gcs_fs.read_text(target) == "two\n"
-        info = await gcs_fs.stat(target)
-        assert info is not None
-        assert edited.version == info.version
-
-    run(scenario())
-
-
-def test_identical_bytes_from_one_base_exactly_one_wins(gcs_fs: FsspecFileSystem) -> None:
-    dialect = gcs_fs.dialect
-    path = store_path(gcs_fs, "a.txt")
-
-    async def scenario() -> None:
-        base = await dialect.put(path, b"base\n", CreateIfAbsent())
-        results = await asyncio.gather(
-            *(dialect.put(path, b"same\n", ReplaceIfVersion(base.version)) for _ in range(2)),
-            return_exceptions=True,
-        )
-        stale = [r for r in results if isinstance(r, FsStaleVersion)]
-        won = [r for r in results if not isinstance(r, BaseException)]
-        assert len(won) == 1, results
-        assert len(stale) == 1, results
-        created = await asyncio.gather(
-            *(dialect.put(path + ".new", b"same\n", CreateIfAbsent()) for _ in range(2)),
-            return_exceptions=True,
-        )
-        codes = sorted(getattr(r, "code", "won") for r in created)
-        assert codes == [FsErrorCode.FS_NOT_OBSERVED, "won"], created
-
-    run(scenario())
-
-
 def test_token_is_stored_and_foreign_412_is_stale(gcs_fs: FsspecFileSystem) -> None:
     dialect = gcs_fs.dialect
     path = store_path(gcs_fs, "a.txt")
@@ -208,64 +114,6 @@ def test_token_is_stored_and_foreign_412_is_stale(gcs_fs: FsspecFileSystem) -> N
             await dialect.put(path, b"mine\n", ReplaceIfVersion(base.version + "x"))  # type: ignore[arg-type]
 
     run(scenario())
-
-
-def test_other_loops_and_threads(gcs_fs: FsspecFileSystem) -> None:
-    errors: list[BaseException] = []
-
-    async def work(name: str) -> None:
-        assert asyncio.get_running_loop() is not gcs_fs.fs.loop
-        target = await gcs_fs.resolve(f"{name}.txt")
-        created = await gcs_fs.write_text(target, name, CreateIfAbsent())
-        assert await gcs_fs.read_text(target) == name
-        await gcs_fs.edit_text(target, FsEditRequest(name, name.upper()), created.version)
-
-    def thread(name: str) -> None:
-        try:
-            asyncio.run(work(name))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=thread, args=(f"t{i}",)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert run(gcs_fs.read_text(run(gcs_fs.resolve("t2.txt")))) == "T2"
-
-
-def test_threads_increment_exactly(gcs_fs: FsspecFileSystem) -> None:
-    threads_n, rounds = 8, 3
-    target = run(gcs_fs.resolve("counter.txt"))
-    run(gcs_fs.write_text(target, "0", CreateIfAbsent()))
-    errors: list[BaseException] = []
-
-    async def increments() -> None:
-        done = 0
-        while done < rounds:
-            async with gcs_fs.stream_text(target) as s:
-                version = s.info.version
-                text = "".join([chunk async for chunk in s])
-            try:
-                await gcs_fs.edit_text(target, FsEditRequest(text, str(int(text) + 1)), version)
-            except FsStaleVersion:
-                continue
-            done += 1
-
-    def worker() -> None:
-        try:
-            asyncio.run(increments())
-        except BaseException as exc:
-            errors.append(exc)
-
-    workers = [threading.Thread(target=worker) for _ in range(threads_n)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    assert not errors, errors
-    assert run(gcs_fs.read_text(target)) == str(threads_n * rounds)
 
 
 def test_large_object_streams_pinned_to_its_generation(
@@ -296,28 +144,6 @@ def test_large_object_streams_pinned_to_its_generation(
             (stored.version, f"bytes={WHOLE_READ_LIMIT}-{WHOLE_READ_LIMIT + RANGE_SIZE - 1}"),
             (stored.version, f"bytes={WHOLE_READ_LIMIT + RANGE_SIZE}-{len(data) - 1}"),
         ]
-
-        # Replaced mid-stream: the pinned ranged GET refuses to splice versions.
-        async with gcs_fs.stream_text(target) as s:
-            iterator = aiter(s)
-            await anext(iterator)
-            await gcs_fs.dialect.put(path, b"small\n", None)
-            with pytest.raises(FsError, match="changed while it was being read") as changed:
-                async for _ in iterator:
-                    pass
-            assert changed.value.code is FsErrorCode.FS_IO_ERROR
-
-    run(scenario())
-
-
-def test_cut_body_is_retried(gcs_fs: FsspecFileSystem, gcs_proxy: RecordingProxy) -> None:
-    async def scenario() -> None:
-        target = await gcs_fs.resolve("a.txt")
-        await gcs_fs.write_text(target, "x" * 10_000, CreateIfAbsent())
-        gcs_proxy.reset()
-        gcs_proxy.inject(Fault(lambda rec: rec.method == "GET", "cut_body"))
-        assert await gcs_fs.read_text(target) == "x" * 10_000
-        assert len(gcs_proxy.requests) == 2
 
     run(scenario())
 

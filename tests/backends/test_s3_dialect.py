@@ -1,20 +1,24 @@
-"""S3 dialect against a real moto server: guards on the wire, round trips, lost responses.
+"""What only the S3 dialect does, against a real moto server: the wire, errors, endpoints.
 
-Every test gets a fresh bucket on the session's emulator (see
-``fsseam.testing.emulators.s3_fixtures``); the emulator records each request
-and injects faults at the HTTP layer, so s3fs, botocore and the dialect run
-unmodified.
+The contracts every backend shares (guards, lost answers, unknown outcomes,
+reads broken or changed mid-stream, round trips, error wording) run in the
+shipped suite (``tests/conformance/test_s3.py``). These pin the S3
+specifics: the precondition headers and write token on each PUT, 409
+ConditionalRequestConflict and 503 SlowDown retries, resumed reads pinned
+with ``If-Match``, botocore error translation, kept attributes, VersionIds on
+versioned buckets and the non-AWS endpoint warning. Every test gets a fresh
+bucket on the session's emulator (see ``fsseam.testing.emulators.s3_fixtures``),
+which records each request and injects faults at the HTTP layer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import threading
 import tracemalloc
 import warnings
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -22,7 +26,6 @@ from botocore.exceptions import ClientError
 from fsseam.backends import FsspecFileSystem, open_fs
 from fsseam.backends.dialects.base import CHUNK_SIZE
 from fsseam.backends.dialects.s3 import (
-    TOKEN_KEY,
     S3Dialect,
     S3EndpointWarning,
     S3Reader,
@@ -40,14 +43,9 @@ from fsseam.seam import (
     ReplaceIfVersion,
 )
 from fsseam.testing.emulators.s3 import RecordedRequest, S3Bucket, S3Emulator
+from fsseam.testing.harness import run
 
 pytestmark = pytest.mark.s3
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 def ops(server: S3Emulator, bucket: S3Bucket) -> list[tuple[str, int]]:
@@ -139,21 +137,6 @@ def test_stale_replace_leaves_the_object_unchanged(
     run(body())
 
 
-def test_create_if_absent_on_an_existing_object_is_not_observed(
-    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
-) -> None:
-    async def body() -> None:
-        target = await s3_fs.resolve("a.txt")
-        await s3_fs.write_text(target, "mine\n", CreateIfAbsent())
-        await expect(
-            FsErrorCode.FS_NOT_OBSERVED, s3_fs.write_text(target, "yours\n", CreateIfAbsent())
-        )
-        assert raw_get(s3_fs, "a.txt")["Data"] == b"mine\n"
-        assert [item.status for item in puts(s3_server, s3_bucket)] == [200, 412]
-
-    run(body())
-
-
 def test_replace_of_a_deleted_object_is_stale(s3_fs: FsspecFileSystem) -> None:
     async def body() -> None:
         target = await s3_fs.resolve("a.txt")
@@ -168,130 +151,7 @@ def test_replace_of_a_deleted_object_is_stale(s3_fs: FsspecFileSystem) -> None:
     run(body())
 
 
-# -- round trips ----------------------------------------------------------------------
-
-
-def test_round_trips_per_operation(
-    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
-) -> None:
-    async def body() -> dict[str, list[tuple[str, int]]]:
-        target = await s3_fs.resolve("dir/a.txt")
-        seen: dict[str, list[tuple[str, int]]] = {}
-
-        async def measure(name: str, coro: Coroutine[Any, Any, Any]) -> Any:
-            s3_server.reset()
-            result = await coro
-            seen[name] = ops(s3_server, s3_bucket)
-            return result
-
-        created = await measure("create", s3_fs.write_text(target, "a\n", CreateIfAbsent()))
-        await measure("read_text", s3_fs.read_text(target))
-
-        async def stream() -> str:
-            async with s3_fs.stream_text(target) as opened:
-                return "".join([chunk async for chunk in opened])
-
-        await measure("stream_text", stream())
-        await measure("stat", s3_fs.stat(target))
-        replaced = await measure(
-            "replace", s3_fs.write_text(target, "b\n", ReplaceIfVersion(created.version))
-        )
-        await measure("write_unguarded", s3_fs.write_text(target, "c\n"))
-        await measure("edit", s3_fs.edit_text(target, FsEditRequest("c", "d")))
-        await measure("list_dir", s3_fs.list_dir(await s3_fs.resolve("dir")))
-        assert replaced.before == "a\n"
-        return seen
-
-    seen = run(body())
-    assert seen == {
-        "create": [("PUT", 200)],
-        "read_text": [("GET", 200)],
-        "stream_text": [("GET", 200)],
-        "stat": [("HEAD", 200)],
-        "replace": [("GET", 200), ("PUT", 200)],
-        "write_unguarded": [("GET", 200), ("PUT", 200)],
-        "edit": [("GET", 200), ("PUT", 200)],
-        "list_dir": [("GET", 200)],
-    }
-
-
-# -- lost responses and genuine conflicts ----------------------------------------------------
-
-
-def test_lost_response_on_a_guarded_replace_reports_success(
-    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
-) -> None:
-    async def body() -> None:
-        target = await s3_fs.resolve("a.txt")
-        created = await s3_fs.write_text(target, "old\n", CreateIfAbsent())
-        s3_server.reset()
-        fault = s3_server.lose_response(method="PUT")
-        outcome = await s3_fs.write_text(target, "new\n", ReplaceIfVersion(created.version))
-        assert fault.hits == 1
-        seen = ops(s3_server, s3_bucket)
-        stored = raw_get(s3_fs, "a.txt")
-        assert stored["Data"] == b"new\n"
-        assert outcome.operation == "update"
-        assert outcome.version == stored["ETag"]
-        # botocore retried the PUT, met its own write (412), and the HEAD found our token.
-        assert seen == [("GET", 200), ("PUT", 500), ("PUT", 412), ("HEAD", 200)]
-        first, retry = puts(s3_server, s3_bucket)
-        assert first.headers["write_token"] == retry.headers["write_token"]
-        assert stored["Metadata"][TOKEN_KEY] == first.headers["write_token"]
-
-    run(body())
-
-
-def test_lost_response_on_a_create_reports_success(
-    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
-) -> None:
-    async def body() -> None:
-        target = await s3_fs.resolve("new.txt")
-        s3_server.lose_response(method="PUT")
-        outcome = await s3_fs.write_text(target, "hello\n", CreateIfAbsent())
-        assert ops(s3_server, s3_bucket) == [("PUT", 500), ("PUT", 412), ("HEAD", 200)]
-        assert outcome.operation == "create"
-        assert outcome.version == raw_get(s3_fs, "new.txt")["ETag"]
-
-    run(body())
-
-
-def test_identical_bytes_from_a_stale_base_lose(s3_fs: FsspecFileSystem) -> None:
-    """Same base, same bytes, two writers: exactly one wins (no content-equality shortcut)."""
-
-    async def body() -> None:
-        target = await s3_fs.resolve("a.txt")
-        base = await s3_fs.write_text(target, "base\n", CreateIfAbsent())
-        path = target.display_path.removeprefix("s3://")
-        results = await asyncio.gather(
-            *(s3_fs.dialect.put(path, b"same\n", ReplaceIfVersion(base.version)) for _ in range(2)),
-            return_exceptions=True,
-        )
-        wins = [item for item in results if isinstance(item, S3StoredWrite)]
-        losses = [item for item in results if isinstance(item, FsError)]
-        assert len(wins) == 1, results
-        assert [item.code for item in losses] == [FsErrorCode.FS_STALE_VERSION]
-        # And sequentially, with the winner's ETag identical to what the loser would make.
-        await expect(
-            FsErrorCode.FS_STALE_VERSION,
-            s3_fs.write_text(target, "same\n", ReplaceIfVersion(base.version)),
-        )
-
-    run(body())
-
-
-def test_identical_creates_race_one_winner(s3_fs: FsspecFileSystem) -> None:
-    async def body() -> None:
-        target = await s3_fs.resolve("a.txt")
-        results = await asyncio.gather(
-            *(s3_fs.write_text(target, "same\n", CreateIfAbsent()) for _ in range(3)),
-            return_exceptions=True,
-        )
-        losses = [item for item in results if isinstance(item, FsError)]
-        assert len(losses) == 2, results
-        assert {item.code for item in losses} == {FsErrorCode.FS_NOT_OBSERVED}
-
-    run(body())
+# -- genuine conflicts ---------------------------------------------------------------------
 
 
 def test_conditional_request_conflict_is_retried(
@@ -309,75 +169,16 @@ def test_conditional_request_conflict_is_retried(
     run(body())
 
 
-# -- loops and threads ------------------------------------------------------------------------
+# -- the store loop -----------------------------------------------------------------------------
 
 
-def test_reads_from_foreign_loops_threads_and_the_store_loop(s3_fs: FsspecFileSystem) -> None:
+def test_reads_from_a_coroutine_running_on_the_store_loop(s3_fs: FsspecFileSystem) -> None:
+    # Foreign loops and threads run in the suite; s3fs's own loop is S3's concern.
     target = run(s3_fs.resolve("a.txt"))
     run(s3_fs.write_text(target, "shared\n", CreateIfAbsent()))
-    results: list[str] = []
-    errors: list[BaseException] = []
-
-    async def stream() -> str:
-        async with s3_fs.stream_text(target) as opened:
-            return "".join([chunk async for chunk in opened])
-
-    def worker() -> None:
-        try:
-            results.append(asyncio.run(s3_fs.read_text(target)))
-            results.append(asyncio.run(stream()))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert not errors, errors
-    assert results == ["shared\n"] * 6
-
-    # And from a coroutine running ON the store's own loop: awaited directly.
     loop = s3_fs.fs.loop
     future = asyncio.run_coroutine_threadsafe(s3_fs.read_text(target), loop)
     assert future.result(30) == "shared\n"
-
-
-def test_threads_incrementing_through_read_then_edit_lose_nothing(s3_fs: FsspecFileSystem) -> None:
-    threads_n, rounds = 8, 3
-    target = run(s3_fs.resolve("counter.txt"))
-    run(s3_fs.write_text(target, "count=0\n", CreateIfAbsent()))
-    errors: list[BaseException] = []
-
-    async def increment() -> None:
-        for _ in range(rounds):
-            while True:
-                async with s3_fs.stream_text(target) as opened:
-                    text = "".join([chunk async for chunk in opened])
-                    version = opened.info.version
-                value = int(text.strip().removeprefix("count="))
-                edit = FsEditRequest(f"count={value}\n", f"count={value + 1}\n")
-                try:
-                    await s3_fs.edit_text(target, edit, version)
-                except FsError as exc:
-                    if exc.code is not FsErrorCode.FS_STALE_VERSION:
-                        raise
-                    continue
-                break
-
-    def worker() -> None:
-        try:
-            asyncio.run(increment())
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(threads_n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    assert run(s3_fs.read_text(target)) == f"count={threads_n * rounds}\n"
 
 
 # -- large objects and broken connections --------------------------------------------------
@@ -440,28 +241,6 @@ def test_a_body_cut_mid_read_resumes_pinned_to_the_version(
     assert resumed.headers["range"].startswith("bytes=")
 
 
-def test_a_body_cut_after_the_object_changed_fails_instead_of_mixing(
-    s3_server: S3Emulator, s3_fs: FsspecFileSystem
-) -> None:
-    text = _big_text(3 * 1024 * 1024)
-    target = run(s3_fs.resolve("big.txt"))
-    run(s3_fs.write_text(target, text, CreateIfAbsent()))
-    s3_server.reset_body(after_bytes=CHUNK_SIZE + 12345)
-
-    async def body() -> None:
-        async with s3_fs.stream_text(target) as opened:
-            chunks = aiter(opened)
-            await anext(chunks)
-            await s3_fs.write_text(target, "replaced\n")
-            with pytest.raises(FsError) as caught:
-                async for _ in chunks:
-                    pass
-        assert caught.value.code is FsErrorCode.FS_IO_ERROR
-        assert "changed while it was being read" in str(caught.value)
-
-    run(body())
-
-
 def test_slow_down_is_retried(
     s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
 ) -> None:
@@ -487,10 +266,6 @@ def test_unguarded_put_carries_no_precondition(
         assert await s3_fs.list_dir(await s3_fs.resolve(".")) != []
 
     run(body())
-
-
-def test_an_empty_bucket_lists_empty(s3_fs: FsspecFileSystem) -> None:
-    assert run(s3_fs.list_dir(run(s3_fs.resolve(".")))) == []
 
 
 def test_read_bytes_refuses_an_oversized_object_before_downloading(s3_fs: FsspecFileSystem) -> None:

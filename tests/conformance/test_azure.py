@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fsseam.backends import FsspecFileSystem
-from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec
+from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec, RequestLog, StoreFaults
 from fsseam.testing.emulators.azure import AzureContainer
 
 pytestmark = pytest.mark.azure
@@ -25,6 +25,14 @@ class AzureFixtures(FileSystemFixtures):
     @pytest.fixture
     def expected_atomic_conditional_write(self) -> bool:
         return True
+
+    @pytest.fixture
+    def faults(self, azure_faults: StoreFaults) -> StoreFaults:
+        return azure_faults
+
+    @pytest.fixture
+    def wire(self, azure_wire: RequestLog) -> RequestLog:
+        return azure_wire
 
 
 class TestAzure(ConformanceSuite, AzureFixtures):

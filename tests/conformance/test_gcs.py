@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fsseam.backends import FsspecFileSystem
-from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec
+from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec, RequestLog, StoreFaults
 from fsseam.testing.emulators.gcs import GCSBucket
 
 pytestmark = pytest.mark.gcs
@@ -25,6 +25,14 @@ class GCSFixtures(FileSystemFixtures):
     @pytest.fixture
     def expected_atomic_conditional_write(self) -> bool:
         return True
+
+    @pytest.fixture
+    def faults(self, gcs_faults: StoreFaults) -> StoreFaults:
+        return gcs_faults
+
+    @pytest.fixture
+    def wire(self, gcs_wire: RequestLog) -> RequestLog:
+        return gcs_wire
 
 
 class TestGCS(ConformanceSuite, GCSFixtures):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fsseam.backends import FsspecFileSystem
-from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec
+from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec, RequestLog, StoreFaults
 from fsseam.testing.emulators.s3 import S3Bucket
 
 pytestmark = pytest.mark.s3
@@ -31,6 +31,14 @@ class S3Fixtures(FileSystemFixtures):
     @pytest.fixture
     def expected_atomic_conditional_write(self) -> bool:
         return True
+
+    @pytest.fixture
+    def faults(self, s3_faults: StoreFaults) -> StoreFaults:
+        return s3_faults
+
+    @pytest.fixture
+    def wire(self, s3_wire: RequestLog) -> RequestLog:
+        return s3_wire
 
 
 class TestS3(ConformanceSuite, S3Fixtures):

@@ -13,22 +13,27 @@ a refusal happened before any I/O.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import fsspec
 import fsspec.asyn
 import pytest
 
-from fsseam import Agent, Context, FileTools, ObservationPolicy, ToolExecution, ToolResult, open_fs
+from fsseam import open_fs
 from fsseam.backends import FsspecFileSystem
-
-T = TypeVar("T")
+from fsseam.testing.harness import (  # noqa: F401  (re-exported for the hardening tests)
+    Session,
+    call,
+    code_of,
+    execution,
+    run,
+    tools_context,
+)
 
 SECRET = b"TOP-SECRET outside the root\n"
 """Content of every file outside the root; must never show up in a tool result."""
@@ -47,39 +52,6 @@ LOCAL_AND_S3 = [BACKENDS[0], BACKENDS[2]]
 
 LOCAL_MEMORY_S3 = BACKENDS[:3]
 """The backends that run the heavier content cases (multi-MiB edits)."""
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Drive one coroutine on a fresh event loop."""
-    return asyncio.run(coro)
-
-
-class Session:
-    """One agent conversation (a weak-referenceable owner for the policy)."""
-
-
-def execution(session: object | None = None) -> ToolExecution:
-    """A tool execution for ``session`` (a fresh session when ``None``)."""
-    return ToolExecution(agent=Agent(session=session if session is not None else Session()))
-
-
-def tools_context(fs: FsspecFileSystem, *, policy: bool = True, **tool_options: int) -> Context:
-    """A Context with the tools, and the observation policy unless ``policy=False``."""
-    ctx = Context(fs)
-    if policy:
-        ctx.plugin(ObservationPolicy())
-    ctx.plugin(FileTools(**tool_options))
-    return ctx
-
-
-def call(ctx: Context, tool: str, args: dict[str, Any], run_: ToolExecution | None) -> ToolResult:
-    """Run one tool call synchronously."""
-    return ctx.tools.execute_sync(tool, args, run_)
-
-
-def code_of(result: ToolResult) -> str | None:
-    """The error code of a tool result (``None`` on success)."""
-    return None if result.error is None else result.error["code"]
 
 
 def tool_calls(path: str) -> list[tuple[str, dict[str, Any]]]:

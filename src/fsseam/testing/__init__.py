@@ -12,19 +12,31 @@ Ship-and-subclass, like ``fsspec/tests/abstract``::
     class TestMyStore(ConformanceSuite, MyStoreFixtures):
         pass
 
-``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
-cross-process tests, ``supports_symlinks``, ``native_root``...). A capability a
-backend declares False skips only its own tests; the guard semantics run on
-every store.
+Each concern is a class of its own (``WriteSuite``, ``ConcurrencySuite``...,
+one module each under ``fsseam.testing.suite``) for a backend that wants a
+subset. ``FileSystemFixtures`` documents the optional fixtures (``fs_spec`` for
+cross-process tests, ``supports_symlinks``, ``native_root``, ``faults`` and
+``wire`` for a store behind a network: see :mod:`fsseam.testing.faults`). A
+capability a backend declares False skips only its own tests; the guard
+semantics run on every store. :mod:`fsseam.testing.harness` has helpers for
+tests above the seam (tools, sessions, a delegating ``FileSystem``).
 """
 
 import pytest
 
-# Before the suite modules are imported, so their asserts explain themselves.
+# Before the suite modules are imported, so their asserts explain themselves. A
+# package name covers its submodules (every ``fsseam.testing.suite.*`` module).
 pytest.register_assert_rewrite(
     "fsseam.testing.suite", "fsseam.testing.fixtures", "fsseam.testing._support"
 )
 
+from fsseam.testing.faults import (  # noqa: E402
+    ArmedFault,
+    ProxyFaults,
+    ProxyRequestLog,
+    RequestLog,
+    StoreFaults,
+)
 from fsseam.testing.fixtures import (  # noqa: E402
     FileSystemFixtures,
     FileSystemOpener,
@@ -33,14 +45,57 @@ from fsseam.testing.fixtures import (  # noqa: E402
     RawStore,
     SymlinkMaker,
 )
-from fsseam.testing.suite import ConformanceSuite  # noqa: E402
+from fsseam.testing.harness import DelegatingFileSystem  # noqa: E402
+from fsseam.testing.suite import (  # noqa: E402
+    CapabilitySuite,
+    ConcurrencySuite,
+    ConformanceSuite,
+    CrossProcessSuite,
+    DiscoverySuite,
+    EditSuite,
+    GuardedWriteSuite,
+    ListDirSuite,
+    LocalDiskSuite,
+    MultiEditSuite,
+    ReadOnlySuite,
+    ReadSuite,
+    ResolveSuite,
+    RoundTripSuite,
+    StatSuite,
+    StreamSuite,
+    SymlinkSuite,
+    WriteSuite,
+)
 
 __all__ = [
+    "ArmedFault",
+    "CapabilitySuite",
+    "ConcurrencySuite",
     "ConformanceSuite",
+    "CrossProcessSuite",
+    "DelegatingFileSystem",
+    "DiscoverySuite",
+    "EditSuite",
     "FileSystemFixtures",
     "FileSystemOpener",
     "FsSpec",
     "FsspecRawStore",
+    "GuardedWriteSuite",
+    "ListDirSuite",
+    "LocalDiskSuite",
+    "MultiEditSuite",
+    "ProxyFaults",
+    "ProxyRequestLog",
     "RawStore",
+    "ReadOnlySuite",
+    "ReadSuite",
+    "RequestLog",
+    "ResolveSuite",
+    "RoundTripSuite",
+    "StatSuite",
+    "StoreFaults",
+    "StreamSuite",
     "SymlinkMaker",
+    "SymlinkSuite",
+    "WriteSuite",
 ]

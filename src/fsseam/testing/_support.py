@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import queue
 import subprocess
 import sys
+import threading
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import pytest
 
@@ -27,7 +32,14 @@ from fsseam.testing.fixtures import FsSpec
 
 T = TypeVar("T")
 
+E = FsErrorCode
+"""Short alias the suite's modules use for error codes."""
+
 BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark."""
+
+MIXED_TEXT = "ascii é ß € 世界 🎉 \u0301\n"
+"""Characters of every UTF-8 length (1 to 4 bytes), so any chunk boundary may split one."""
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -45,6 +57,14 @@ async def expect_error(code: FsErrorCode, call: Awaitable[Any]) -> FsError:
         pytest.fail(f"expected FsError {code.value}, but the call returned {result!r}")
     assert error.code == code, f"expected {code.value}, got {error.code.value}: {error}"
     return error
+
+
+async def result_or_error(call: Awaitable[T]) -> T | FsError:
+    """What ``call`` returned, or the :class:`FsError` it raised."""
+    try:
+        return await call
+    except FsError as exc:
+        return exc
 
 
 async def write(
@@ -99,17 +119,134 @@ async def increment_many_tasks(
 
 @dataclass(frozen=True, slots=True)
 class WorkerResult:
-    """How one worker process ended."""
+    """How one worker's job ended."""
 
     returncode: int
+    """0 when the job ran to its end; otherwise non-zero (the process's exit status)."""
     result: dict[str, Any] | None
+    """The job's result (``None`` unless ``returncode`` is 0)."""
     stderr: str
+    """What went wrong: the job's traceback, or the tail of the worker's stderr."""
+
+
+_EOF = ""
+
+
+class _Worker:
+    """One ``python -m fsseam.testing._worker --serve`` process, read by two daemon threads."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fsseam.testing._worker", "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=200)
+        assert self.proc.stdout is not None
+        assert self.proc.stderr is not None
+        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
+        threading.Thread(target=self._stderr.extend, args=(self.proc.stderr,), daemon=True).start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(_EOF)
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def receive(self, deadline: float) -> str:
+        """The next line, or ``""`` when the worker died or ``deadline`` passed."""
+        try:
+            return self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return _EOF
+
+    def stderr(self) -> str:
+        return "".join(self._stderr)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+_IDLE: list[_Worker] = []
+_IDLE_LOCK = threading.Lock()
+
+
+def _take_workers(count: int) -> list[_Worker]:
+    with _IDLE_LOCK:
+        alive = [worker for worker in _IDLE if worker.proc.poll() is None]
+        taken, _IDLE[:] = alive[:count], alive[count:]
+    return taken + [_Worker() for _ in range(count - len(taken))]
+
+
+def _release_workers(workers: list[_Worker]) -> None:
+    with _IDLE_LOCK:
+        _IDLE.extend(workers)
+
+
+@atexit.register
+def _stop_idle_workers() -> None:
+    with _IDLE_LOCK:
+        workers, _IDLE[:] = list(_IDLE), []
+    for worker in workers:
+        worker.kill()
 
 
 def run_workers(
-    spec: FsSpec, payloads: list[dict[str, Any]], timeout: float = 90
+    spec: FsSpec, payloads: list[dict[str, Any]], timeout: float = 90, *, fresh: bool = False
 ) -> list[WorkerResult]:
-    """Start one process per payload, release them together, collect their results."""
+    """Run one job per payload in its own process, released together; collect the results.
+
+    The processes are kept for the next call (importing a store's SDK takes a
+    second or more); ``fresh=True`` starts new ones that exit after their job,
+    for jobs that kill their process.
+    """
+    if fresh:
+        return _run_fresh(spec, payloads, timeout)
+    url, options = spec
+    workers = _take_workers(len(payloads))
+    healthy: list[_Worker] = []
+    deadline = time.monotonic() + timeout
+    try:
+        for worker, payload in zip(workers, payloads, strict=True):
+            worker.send(encode_payload({"url": url, "options": options, **payload}))
+        for worker in workers:
+            line = worker.receive(deadline)
+            if line != "ready":
+                pytest.fail(f"worker failed to start: {line!r}\n{worker.stderr()}")
+        for worker in workers:
+            worker.send("go")
+        results: list[WorkerResult] = []
+        for worker in workers:
+            line = worker.receive(deadline)
+            if not line:
+                results.append(
+                    WorkerResult(-1, None, f"no answer in {timeout} s\n{worker.stderr()}")
+                )
+                continue
+            answer = json.loads(line)
+            if "error" in answer:
+                results.append(WorkerResult(1, None, answer["error"]))
+            else:
+                results.append(WorkerResult(0, answer["result"], ""))
+            healthy.append(worker)
+        return results
+    finally:
+        for worker in workers:
+            if worker not in healthy:
+                worker.kill()
+        _release_workers(healthy)
+
+
+def _run_fresh(spec: FsSpec, payloads: list[dict[str, Any]], timeout: float) -> list[WorkerResult]:
     url, options = spec
     procs = [
         subprocess.Popen(

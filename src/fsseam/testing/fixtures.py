@@ -25,8 +25,10 @@ import pytest
 
 from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem, open_fs
 from fsseam.seam import FileSystem
+from fsseam.testing.faults import RequestLog, StoreFaults
 
 __all__ = [
+    "ROUND_TRIPS",
     "FileSystemFixtures",
     "FileSystemOpener",
     "FsSpec",
@@ -37,6 +39,18 @@ __all__ = [
 
 FsSpec: TypeAlias = tuple[str, dict[str, Any]]
 """``(url, storage_options)`` for :func:`fsseam.backends.open_fs`, picklable."""
+
+ROUND_TRIPS: dict[str, int] = {
+    "create": 1,
+    "read_text": 1,
+    "stream_text": 1,
+    "stat": 1,
+    "replace": 2,
+    "write_unguarded": 2,
+    "edit": 2,
+    "list_dir": 1,
+}
+"""Requests per operation on an object store: one each, a read and a write to replace or edit."""
 
 SymlinkMaker: TypeAlias = Callable[[str, str], None]
 """``make_symlink(link, target)``: create ``link`` (relative to the root) pointing at
@@ -216,6 +230,34 @@ class FileSystemFixtures:
         unversioned S3 ETag) declares False and skips only that test.
         """
         return True
+
+    @pytest.fixture
+    def faults(self) -> StoreFaults:
+        """Faults on the wire between ``fs`` and its store (see :mod:`fsseam.testing.faults`).
+
+        Enables the lost-answer, unknown-outcome and cut-read tests of
+        :class:`~fsseam.testing.GuardedWriteSuite`. Skips them by default: a
+        store with no network (local disk, memory) has no answer to lose.
+        """
+        pytest.skip(
+            "the backend gives no `faults` fixture (a fsseam.testing.faults.StoreFaults, "
+            "e.g. ProxyFaults over a RecordingProxy in front of the store)"
+        )
+
+    @pytest.fixture
+    def wire(self) -> RequestLog | None:
+        """Counts the requests ``fs`` sends its store; ``None`` skips the round-trip tests."""
+        return None
+
+    @pytest.fixture
+    def expected_round_trips(self) -> dict[str, int]:
+        """Requests each operation may cost when ``wire`` counts them (see ``RoundTripSuite``)."""
+        return dict(ROUND_TRIPS)
+
+    @pytest.fixture
+    def reference_fs(self, tmp_path_factory: pytest.TempPathFactory) -> FsspecFileSystem:
+        """A fresh local-disk root whose error texts every store must match, path aside."""
+        return open_fs(str(tmp_path_factory.mktemp("reference")))
 
     @pytest.fixture
     def expected_atomic_conditional_write(self) -> bool | None:

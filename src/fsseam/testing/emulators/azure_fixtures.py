@@ -10,13 +10,27 @@ root) these fixtures fail loudly with that command rather than skip.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from fsseam.backends import FsspecFileSystem, open_fs
 from fsseam.testing.emulators.azure import AzureContainer, AzuriteServer, azurite_server
-from fsseam.testing.emulators.proxy import RecordingProxy
+from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
+from fsseam.testing.faults import ProxyFaults, ProxyRequestLog
 
-__all__ = ["azure_container", "azure_fs", "azure_proxy", "azure_server", "azure_url"]
+__all__ = [
+    "azure_container",
+    "azure_faults",
+    "azure_fs",
+    "azure_proxy",
+    "azure_server",
+    "azure_url",
+    "azure_wire",
+    "is_azure_read",
+    "is_azure_write",
+    "quick_retries",
+]
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +62,45 @@ def azure_url(azure_container: AzureContainer) -> str:
 def azure_fs(azure_container: AzureContainer) -> FsspecFileSystem:
     """An ``open_fs`` mount of a fresh container (the container is the workspace root)."""
     return open_fs(azure_container.url, **azure_container.storage_options)
+
+
+def is_azure_write(rec: Recorded) -> bool:
+    """A Put Blob (block, list and property calls carry ``comp=``)."""
+    return rec.method == "PUT" and "comp=" not in rec.query
+
+
+def is_azure_read(rec: Recorded) -> bool:
+    """A Get Blob (listings and properties carry ``comp=`` or ``restype=``)."""
+    return rec.method == "GET" and "comp=" not in rec.query and "restype=" not in rec.query
+
+
+def quick_retries(fs: FsspecFileSystem) -> None:
+    """Make the storage SDK retry at once (its ExponentialRetry waits ~15 s first).
+
+    Test-only: reaches into the SDK's client configuration, which adlfs
+    offers no option for. Each ``azure_fs`` has its own adlfs instance.
+    """
+    policy = fs.fs.service_client._config.retry_policy
+    policy.initial_backoff = 0
+    policy.increment_base = 0
+    policy.random_jitter_range = 0
+
+
+@pytest.fixture
+def azure_faults(azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy) -> Iterator[ProxyFaults]:
+    """Faults on the proxy's wire, with ``azure_fs``'s retries made quick.
+
+    The storage SDK retries a 500, and gives up on a 501 at once.
+    """
+    quick_retries(azure_fs)
+    faults = ProxyFaults(
+        azure_proxy, is_write=is_azure_write, is_read=is_azure_read, final_status=501
+    )
+    yield faults
+    faults.heal()
+
+
+@pytest.fixture
+def azure_wire(azure_proxy: RecordingProxy) -> ProxyRequestLog:
+    """Counts the requests clients send through the proxy from now on."""
+    return ProxyRequestLog(azure_proxy)

@@ -43,7 +43,8 @@ class Fault:
     - ``lose_response``: forward (the store applies it), then answer ``status``.
     - ``fail``: answer ``status`` without forwarding.
     - ``reset``: close the connection without answering.
-    - ``cut_body``: forward, send the headers and half the body, then close.
+    - ``cut_body``: forward, send the headers and half the body (or
+      ``after_bytes`` of it), then close.
     """
 
     match: Callable[[Recorded], bool]
@@ -51,6 +52,8 @@ class Fault:
     status: int = 500
     times: int = 1
     hits: int = field(default=0)
+    after_bytes: int | None = None
+    """For ``cut_body``: body bytes sent before the cut (``None``: half)."""
 
 
 class RecordingProxy:
@@ -66,6 +69,7 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._faults: list[Fault] = []
+        self._seen = 0
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,10 +106,21 @@ class RecordingProxy:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def seen(self) -> int:
+        """Requests received since the proxy started (never reset)."""
+        with self._lock:
+            return self._seen
+
     def reset(self) -> None:
         """Forget recorded requests and pending faults."""
         with self._lock:
             self._requests.clear()
+            self._faults.clear()
+
+    def clear_faults(self) -> None:
+        """Disarm every pending fault (the request log stays)."""
+        with self._lock:
             self._faults.clear()
 
     def inject(self, fault: Fault) -> Fault:
@@ -117,6 +132,7 @@ class RecordingProxy:
     def _take_fault(self, rec: Recorded) -> Fault | None:
         with self._lock:
             self._requests.append(rec)
+            self._seen += 1
             for fault in self._faults:
                 if fault.hits < fault.times and fault.match(rec):
                     fault.hits += 1
@@ -150,13 +166,18 @@ class RecordingProxy:
                 resp.read()
                 _answer(handler, fault.status, b"injected failure after the store applied it")
                 return
-            self._relay(handler, resp, cut=fault is not None and fault.action == "cut_body")
+            cut = fault is not None and fault.action == "cut_body"
+            self._relay(handler, resp, cut=cut, after=fault.after_bytes if fault else None)
         finally:
             conn.close()
 
     @staticmethod
     def _relay(
-        handler: BaseHTTPRequestHandler, resp: http.client.HTTPResponse, *, cut: bool
+        handler: BaseHTTPRequestHandler,
+        resp: http.client.HTTPResponse,
+        *,
+        cut: bool,
+        after: int | None = None,
     ) -> None:
         """Stream the upstream answer back in chunks (bounded memory for big objects)."""
         declared = resp.getheader("Content-Length")
@@ -172,7 +193,7 @@ class RecordingProxy:
         handler.end_headers()
         if handler.command == "HEAD":
             return
-        budget = length // 2 if cut else length
+        budget = (length // 2 if after is None else min(after, length)) if cut else length
         if data:
             handler.wfile.write(data[:budget])
         else:

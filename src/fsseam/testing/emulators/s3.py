@@ -43,11 +43,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f'the S3 emulator needs moto in server mode: pip install "moto[server]" werkzeug ({exc})'
     ) from exc
 
+from fsseam.testing.faults import RequestLog, StoreFaults
+
 __all__ = [
     "Fault",
     "RecordedRequest",
     "S3Bucket",
     "S3Emulator",
+    "S3EmulatorFaults",
+    "S3RequestLog",
     "s3_emulator",
 ]
 
@@ -96,7 +100,8 @@ class Fault:
     """A fault to inject into the next matching requests.
 
     ``kind`` is ``"lose_response"`` (let moto handle the request, then answer
-    500 InternalError: the change is stored but the client never hears of it),
+    ``status`` / ``code``, by default 500 InternalError: the change is stored
+    but the client never hears of it),
     ``"reset_body"`` (send the headers and the first ``after_bytes`` of the
     body, then cut the connection) or ``"error"`` (answer ``status`` with the
     S3 error ``code`` without touching moto: 503 SlowDown, 409
@@ -113,9 +118,9 @@ class Fault:
     after_bytes: int = 0
     """For ``reset_body``: body bytes sent before the cut."""
     status: str = ""
-    """For ``error``: the HTTP status line, e.g. ``"503 Slow Down"``."""
+    """For ``error`` and ``lose_response``: the HTTP status line, e.g. ``"503 Slow Down"``."""
     code: str = ""
-    """For ``error``: the S3 error code, e.g. ``"SlowDown"``."""
+    """For ``error`` and ``lose_response``: the S3 error code, e.g. ``"SlowDown"``."""
     hits: int = field(default=0)
     """How many requests it hit so far."""
 
@@ -168,6 +173,7 @@ class S3Emulator:
         self._log_lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._faults: list[Fault] = []
+        self._seen = 0
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
         self._names = itertools.count()
@@ -250,10 +256,21 @@ class S3Emulator:
             out = [item for item in out if item.bucket == bucket]
         return out
 
+    @property
+    def seen(self) -> int:
+        """Requests recorded since the emulator started (never reset)."""
+        with self._log_lock:
+            return self._seen
+
     def reset(self) -> None:
         """Forget the recorded requests and every pending fault."""
         with self._log_lock:
             self._requests.clear()
+            self._faults.clear()
+
+    def clear_faults(self) -> None:
+        """Disarm every pending fault (the request log stays)."""
+        with self._log_lock:
             self._faults.clear()
 
     # -- faults ------------------------------------------------------------------
@@ -265,10 +282,20 @@ class S3Emulator:
         return fault
 
     def lose_response(
-        self, *, method: str = "PUT", key: str | None = None, times: int = 1
+        self,
+        *,
+        method: str = "PUT",
+        key: str | None = None,
+        times: int = 1,
+        status: str = "500 Internal Server Error",
+        code: str = "InternalError",
     ) -> Fault:
-        """Store the next matching request, then answer 500 (a lost response)."""
-        return self.inject(Fault("lose_response", method, key, times))
+        """Store the next matching request, then answer ``status`` (a lost response).
+
+        botocore retries the default 500; a ``"501 Not Implemented"`` it
+        gives up on at once, so the outcome stays unknown to the client.
+        """
+        return self.inject(Fault("lose_response", method, key, times, status=status, code=code))
 
     def reset_body(
         self, *, after_bytes: int, key: str | None = None, method: str = "GET", times: int = 1
@@ -320,6 +347,7 @@ class S3Emulator:
         def record(status: int) -> None:
             with self._log_lock:
                 self._requests.append(RecordedRequest(method, path, query, headers_seen, status))
+                self._seen += 1
 
         if fault is not None and fault.kind == "error":
             self._drain(environ)
@@ -329,11 +357,12 @@ class S3Emulator:
             )
         status, headers, body = self._forward(environ)
         if fault is not None and fault.kind == "lose_response":
-            record(500)
+            line = fault.status or "500 Internal Server Error"
+            record(int(line.split(" ", 1)[0]))
             return self._error(
                 start_response,
-                "500 Internal Server Error",
-                "InternalError",
+                line,
+                fault.code or "InternalError",
                 "We encountered an internal error. Please try again.",
             )
         if fault is not None and fault.kind == "reset_body":
@@ -389,6 +418,48 @@ class S3Emulator:
                 sock.shutdown(socket.SHUT_RDWR)
         # werkzeug treats ConnectionError from the app as a dropped connection (no log).
         raise ConnectionResetError("fsseam emulator: injected reset")
+
+
+class S3EmulatorFaults(StoreFaults):
+    """:class:`~fsseam.testing.faults.StoreFaults` on the moto middleware, for one bucket.
+
+    Writes are ``PUT`` requests, reads ``GET`` requests. botocore retries the
+    lost 500; it gives up on a 501 at once.
+    """
+
+    def __init__(self, server: S3Emulator) -> None:
+        self.server = server
+
+    def lose_write_answer(self) -> Fault:
+        return self.server.lose_response(method="PUT")
+
+    def fail_after_landing(self) -> Fault:
+        return self.server.lose_response(
+            method="PUT", status="501 Not Implemented", code="NotImplemented"
+        )
+
+    def fail_write(self) -> Fault:
+        return self.server.fail("501 Not Implemented", "NotImplemented", method="PUT")
+
+    def cut_read(self, after_bytes: int) -> Fault:
+        return self.server.reset_body(after_bytes=after_bytes)
+
+    def heal(self) -> None:
+        self.server.clear_faults()
+
+
+class S3RequestLog(RequestLog):
+    """:class:`~fsseam.testing.faults.RequestLog` of the requests the emulator received."""
+
+    def __init__(self, server: S3Emulator) -> None:
+        self.server = server
+        self._start = server.seen
+
+    def clear(self) -> None:
+        self._start = self.server.seen
+
+    def count(self) -> int:
+        return self.server.seen - self._start
 
 
 _EMULATOR: S3Emulator | None = None

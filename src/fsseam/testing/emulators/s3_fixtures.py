@@ -18,9 +18,9 @@ import pytest
 from fsseam.backends import FsspecFileSystem, open_fs
 
 if TYPE_CHECKING:
-    from fsseam.testing.emulators.s3 import S3Bucket, S3Emulator
+    from fsseam.testing.emulators.s3 import S3Bucket, S3Emulator, S3EmulatorFaults, S3RequestLog
 
-__all__ = ["s3_bucket", "s3_fs", "s3_server", "s3_url"]
+__all__ = ["s3_bucket", "s3_faults", "s3_fs", "s3_server", "s3_url", "s3_wire"]
 
 
 @pytest.fixture(scope="session")
@@ -65,3 +65,21 @@ def s3_fs(s3_bucket: S3Bucket) -> FsspecFileSystem:
         mounted.fs.connect()
         _SESSION["session"] = mounted.fs.session
     return mounted
+
+
+@pytest.fixture
+def s3_faults(s3_server: S3Emulator, s3_bucket: S3Bucket) -> Iterator[S3EmulatorFaults]:
+    """Faults on the emulator's wire (:class:`~fsseam.testing.faults.StoreFaults`), healed after."""
+    from fsseam.testing.emulators.s3 import S3EmulatorFaults
+
+    faults = S3EmulatorFaults(s3_server)
+    yield faults
+    faults.heal()
+
+
+@pytest.fixture
+def s3_wire(s3_server: S3Emulator, s3_bucket: S3Bucket) -> S3RequestLog:
+    """Counts the requests the emulator receives from now on."""
+    from fsseam.testing.emulators.s3 import S3RequestLog
+
+    return S3RequestLog(s3_server)

@@ -1,0 +1,141 @@
+"""Break the wire between a backend and its store, for :class:`~fsseam.testing.GuardedWriteSuite`.
+
+A guarded write over a network has three outcomes: the store applied it, the
+store refused it, or nobody knows (a 5xx, a reset, a timeout). The suite
+proves that a backend settles the third one correctly, so it needs to lose
+answers and cut bodies while the real client, SDK and dialect run. A backend
+gives two fixtures:
+
+* ``faults``: a :class:`StoreFaults` acting on the very store ``fs`` talks
+  to. :class:`ProxyFaults` implements it for any store whose clients go
+  through a :class:`~fsseam.testing.emulators.proxy.RecordingProxy`; the
+  project's S3 fixtures implement it on the moto middleware instead.
+* ``wire``: a :class:`RequestLog` counting the requests that reached the
+  store, for the round-trip tests (:class:`ProxyRequestLog` over a proxy).
+
+Every method arms a fault for the NEXT matching request and returns it; its
+``hits`` says whether it fired, so a test can tell "recovered" from "the
+fault never happened".
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Protocol
+
+from fsseam.testing.emulators.proxy import Fault, Recorded, RecordingProxy
+
+__all__ = ["ArmedFault", "ProxyFaults", "ProxyRequestLog", "RequestLog", "StoreFaults"]
+
+
+class ArmedFault(Protocol):
+    """A fault waiting for its request."""
+
+    hits: int
+    """How many requests it hit so far (0: it never fired)."""
+
+
+class StoreFaults(ABC):
+    """Faults on the wire of the store behind the ``fs`` under test.
+
+    "A write" is the request that stores an object's bytes (S3 ``PutObject``,
+    a GCS upload, an Azure ``Put Blob``); "a read" one that fetches them.
+    Implementations make the client's retries quick (no multi-second
+    backoff), so the suite stays fast.
+    """
+
+    @abstractmethod
+    def lose_write_answer(self) -> ArmedFault:
+        """The next write is APPLIED, then answered with a failure the client retries (a 500).
+
+        The client's retry then meets the guard its own write already
+        satisfied (a 412): the backend must still report success.
+        """
+
+    @abstractmethod
+    def fail_after_landing(self) -> ArmedFault:
+        """The next write is APPLIED, then answered with a failure the client gives up on.
+
+        The outcome is unknown to the client; only the backend's own record
+        (its write token) can tell that the write landed.
+        """
+
+    @abstractmethod
+    def fail_write(self) -> ArmedFault:
+        """The next write is NOT applied, and answered with a failure the client gives up on."""
+
+    @abstractmethod
+    def cut_read(self, after_bytes: int) -> ArmedFault:
+        """The next read's connection breaks after ``after_bytes`` bytes of its body."""
+
+    @abstractmethod
+    def heal(self) -> None:
+        """Disarm every pending fault."""
+
+
+class RequestLog(ABC):
+    """Counts the requests that reached the store (the ``wire`` fixture)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Start counting afresh (pending faults stay armed)."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """Requests since the last :meth:`clear`."""
+
+
+class ProxyFaults(StoreFaults):
+    """:class:`StoreFaults` for a store reached through a :class:`RecordingProxy`.
+
+    ``is_write`` and ``is_read`` recognise the store's write and read
+    requests. ``retried_status`` is a status the client retries,
+    ``final_status`` one it gives up on at once (they differ per SDK: gcsfs
+    retries every status from 500 to 504, the Azure SDK every 5xx but 501 and
+    505).
+    """
+
+    def __init__(
+        self,
+        proxy: RecordingProxy,
+        *,
+        is_write: Callable[[Recorded], bool],
+        is_read: Callable[[Recorded], bool],
+        retried_status: int = 500,
+        final_status: int = 501,
+    ) -> None:
+        self.proxy = proxy
+        self._is_write = is_write
+        self._is_read = is_read
+        self._retried = retried_status
+        self._final = final_status
+
+    def lose_write_answer(self) -> Fault:
+        return self.proxy.inject(Fault(self._is_write, "lose_response", status=self._retried))
+
+    def fail_after_landing(self) -> Fault:
+        return self.proxy.inject(Fault(self._is_write, "lose_response", status=self._final))
+
+    def fail_write(self) -> Fault:
+        return self.proxy.inject(Fault(self._is_write, "fail", status=self._final))
+
+    def cut_read(self, after_bytes: int) -> Fault:
+        return self.proxy.inject(Fault(self._is_read, "cut_body", after_bytes=after_bytes))
+
+    def heal(self) -> None:
+        self.proxy.clear_faults()
+
+
+class ProxyRequestLog(RequestLog):
+    """:class:`RequestLog` over a :class:`RecordingProxy` (every request counts)."""
+
+    def __init__(self, proxy: RecordingProxy) -> None:
+        self.proxy = proxy
+        self._start = proxy.seen
+
+    def clear(self) -> None:
+        self._start = self.proxy.seen
+
+    def count(self) -> int:
+        return self.proxy.seen - self._start

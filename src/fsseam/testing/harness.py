@@ -1,0 +1,164 @@
+"""Helpers for tests above the seam: drive the tools, wrap a :class:`FileSystem`.
+
+The conformance suite tests a backend through the seam; tests of the tools,
+the policy and the adapters need a little more, and every test tree used to
+grow its own copy::
+
+    ctx = tools_context(open_fs(root))          # policy + file tools
+    alice = execution()                         # one agent session
+    result = call(ctx, "read", {"file_path": "a.txt"}, alice)
+    assert code_of(result) is None
+
+:class:`DelegatingFileSystem` forwards to another file system, so a test can
+override one method to build a misbehaving store (one that drops guards,
+refuses every replace...) without a mock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from fsseam import Agent, Context, FileTools, ObservationPolicy, ToolExecution, ToolResult
+from fsseam.seam import (
+    FileSystem,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTextStream,
+    FsVersion,
+    FsWriteIntent,
+    FsWriteOutcome,
+)
+from fsseam.testing._support import run
+
+__all__ = [
+    "DelegatingFileSystem",
+    "Harness",
+    "Session",
+    "call",
+    "code_of",
+    "execution",
+    "make_context",
+    "run",
+    "tools_context",
+]
+
+
+class Session:
+    """One agent conversation: a plain, weak-referenceable object compared by identity."""
+
+
+def execution(session: object | None = None) -> ToolExecution:
+    """A tool execution for ``session`` (a fresh :class:`Session` when ``None``)."""
+    return ToolExecution(agent=Agent(session=session if session is not None else Session()))
+
+
+def tools_context(fs: FileSystem, *, policy: bool = True, **tool_options: Any) -> Context:
+    """A :class:`~fsseam.Context` on ``fs`` with the file tools.
+
+    The read-before-write :class:`~fsseam.ObservationPolicy` is installed
+    unless ``policy=False``; ``tool_options`` go to :class:`~fsseam.FileTools`.
+    """
+    ctx = Context(fs)
+    if policy:
+        ctx.plugin(ObservationPolicy())
+    ctx.plugin(FileTools(**tool_options))
+    return ctx
+
+
+make_context = tools_context
+"""Another name for :func:`tools_context` (the one the tool tests grew up with)."""
+
+
+def call(ctx: Context, tool: str, args: dict[str, Any], run_: ToolExecution | None) -> ToolResult:
+    """Run one tool call synchronously (``run_=None``: outside any session)."""
+    return ctx.tools.execute_sync(tool, args, run_)
+
+
+def code_of(result: ToolResult) -> str | None:
+    """The error code of a tool result (``None`` on success)."""
+    return None if result.error is None else result.error["code"]
+
+
+@dataclass
+class Harness:
+    """A :class:`~fsseam.Context` with the tools, plus raw access for "someone else"."""
+
+    ctx: Context
+    """The context under test."""
+    put: Callable[[str, bytes], None]
+    """Store bytes at a path relative to the root, behind the tools' back."""
+    get: Callable[[str], bytes]
+    """The stored bytes at a path relative to the root."""
+    root: str
+    """The root, as the store spells it."""
+
+    def run(self, session: object | None = None) -> ToolExecution:
+        """A tool execution for ``session`` (a fresh one when ``None``)."""
+        return execution(session)
+
+    def call(self, tool: str, args: dict[str, Any], run: ToolExecution | None) -> ToolResult:
+        """Run one tool call synchronously."""
+        return call(self.ctx, tool, args, run)
+
+
+class DelegatingFileSystem(FileSystem):
+    """Forwards every abstract method to ``inner``; override one to change one behaviour.
+
+    Only the abstract methods are forwarded, so ``walk`` and
+    ``edit_text_many`` are the base class's defaults, built on the forwarded
+    ones (which is how tests exercise those defaults).
+    """
+
+    def __init__(self, inner: FileSystem) -> None:
+        self.inner = inner
+        """The file system every call goes to."""
+
+    @property
+    def capabilities(self) -> FsCapabilities:
+        """``inner``'s capabilities."""
+        return self.inner.capabilities
+
+    @property
+    def max_edit_bytes(self) -> int | None:
+        """``inner``'s edit limit."""
+        return self.inner.max_edit_bytes
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        """``inner.resolve``."""
+        return await self.inner.resolve(path, cwd=cwd)
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        """``inner.stat``."""
+        return await self.inner.stat(target)
+
+    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
+        """``inner.lstat``."""
+        return await self.inner.lstat(path, cwd=cwd)
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
+        """``inner.stream_text``."""
+        return self.inner.stream_text(target)
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        """``inner.list_dir``."""
+        return await self.inner.list_dir(target)
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: FsWriteIntent | None = None
+    ) -> FsWriteOutcome:
+        """``inner.write_text``."""
+        return await self.inner.write_text(target, content, expected)
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        """``inner.edit_text``."""
+        return await self.inner.edit_text(target, edit, expected)

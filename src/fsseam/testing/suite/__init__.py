@@ -1,0 +1,80 @@
+"""The conformance suite: every line of the seam contract (DESIGN.md), as tests.
+
+A backend opts in by combining :class:`ConformanceSuite` with its fixtures::
+
+    class TestMyStore(ConformanceSuite, MyStoreFixtures):
+        pass
+
+The suite is split per concern, like ``fsspec/tests/abstract``: one module
+each for paths, stat, reads, listing, writes, edits, multi-edits, read-only
+mounts, concurrency, symlinks, local disk, discovery, round trips on the wire
+and guarded writes under faults. Each concern is a class of its own
+(``EditSuite``, ``GuardedWriteSuite``...) for a backend that wants to run a
+part. No class here is named ``Test*``, so pytest collects them only through a
+backend's subclass.
+
+Tests are plain synchronous functions; each drives its coroutines with one
+``asyncio.run`` and never assumes which loop a store's client lives on.
+"""
+
+from fsseam.testing.suite.concurrency import ConcurrencySuite, CrossProcessSuite
+from fsseam.testing.suite.discovery import DiscoverySuite
+from fsseam.testing.suite.edits import EditSuite
+from fsseam.testing.suite.guards import GuardedWriteSuite
+from fsseam.testing.suite.listing import ListDirSuite
+from fsseam.testing.suite.local_disk import LocalDiskSuite
+from fsseam.testing.suite.multi_edit import MultiEditSuite
+from fsseam.testing.suite.paths import ResolveSuite
+from fsseam.testing.suite.read_only import CapabilitySuite, ReadOnlySuite
+from fsseam.testing.suite.reads import ReadSuite, StreamSuite
+from fsseam.testing.suite.round_trips import RoundTripSuite
+from fsseam.testing.suite.stats import StatSuite
+from fsseam.testing.suite.symlinks import SymlinkSuite
+from fsseam.testing.suite.writes import WriteSuite
+
+__all__ = [
+    "CapabilitySuite",
+    "ConcurrencySuite",
+    "ConformanceSuite",
+    "CrossProcessSuite",
+    "DiscoverySuite",
+    "EditSuite",
+    "GuardedWriteSuite",
+    "ListDirSuite",
+    "LocalDiskSuite",
+    "MultiEditSuite",
+    "ReadOnlySuite",
+    "ReadSuite",
+    "ResolveSuite",
+    "RoundTripSuite",
+    "StatSuite",
+    "StreamSuite",
+    "SymlinkSuite",
+    "WriteSuite",
+]
+
+
+class ConformanceSuite(
+    ResolveSuite,
+    StatSuite,
+    ReadSuite,
+    StreamSuite,
+    ListDirSuite,
+    WriteSuite,
+    EditSuite,
+    ReadOnlySuite,
+    CapabilitySuite,
+    ConcurrencySuite,
+    CrossProcessSuite,
+    SymlinkSuite,
+    LocalDiskSuite,
+    DiscoverySuite,
+    MultiEditSuite,
+    GuardedWriteSuite,
+    RoundTripSuite,
+):
+    """Every contract line of the seam, for one backend.
+
+    Combine it with a :class:`~fsseam.testing.FileSystemFixtures` subclass;
+    the fixtures' flags decide which store-specific sections run.
+    """

@@ -1,0 +1,282 @@
+"""``edit_text``: one literal replacement under a version guard, line endings kept."""
+
+from __future__ import annotations
+
+from fsseam.seam import FileSystem, FsEditRequest, ReplaceIfVersion
+from fsseam.testing._support import BOM, E, expect_error, read, run, version, write
+from fsseam.testing.fixtures import FileSystemOpener, RawStore
+
+__all__ = ["EditSuite"]
+
+
+class EditSuite:
+    """``edit_text``: literal replacement, version first, bytes outside the match untouched."""
+
+    def test_edit_replaces_one_occurrence(self, fs: FileSystem, raw: RawStore) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "alpha\nbeta\ngamma\n")
+            target = await fs.resolve("a.txt")
+            outcome = await fs.edit_text(target, FsEditRequest("beta", "BETA"))
+            assert outcome.replacements == 1
+            assert outcome.before == "alpha\nbeta\ngamma\n"
+            assert outcome.after == "alpha\nBETA\ngamma\n"
+            assert outcome.version == await version(fs, "a.txt")
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"alpha\nBETA\ngamma\n"
+
+    def test_edit_with_current_version_succeeds(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "x = 1\n")
+            target = await fs.resolve("a.txt")
+            outcome = await fs.edit_text(target, FsEditRequest("1", "2"), created.version)
+            assert outcome.version != created.version
+            assert await read(fs, "a.txt") == "x = 2\n"
+
+        run(body())
+
+    def test_edit_checks_version_before_matching(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            old = await write(fs, "a.txt", "one\n")
+            current = await write(fs, "a.txt", "two\n")
+            target = await fs.resolve("a.txt")
+            for request in (FsEditRequest("absent", "x"), FsEditRequest("", "x")):
+                await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, old.version))
+            await write(fs, "b.txt", "dup dup\n")
+            stale_b = await version(fs, "b.txt")
+            await write(fs, "b.txt", "dup dup dup\n")
+            ambiguous = FsEditRequest("dup", "x")
+            await expect_error(
+                E.FS_STALE_VERSION, fs.edit_text(await fs.resolve("b.txt"), ambiguous, stale_b)
+            )
+            assert await version(fs, "a.txt") == current.version
+
+        run(body())
+
+    def test_edit_stale_version_leaves_file_unchanged(self, fs: FileSystem, raw: RawStore) -> None:
+        async def body() -> None:
+            old = await write(fs, "a.txt", "one\n")
+            current = await write(fs, "a.txt", "one two\n")
+            target = await fs.resolve("a.txt")
+            request = FsEditRequest("one", "1")
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, old.version))
+            assert await version(fs, "a.txt") == current.version
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"one two\n"
+
+    def test_edit_empty_old_string_is_edit_not_found(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "text\n")
+            target = await fs.resolve("a.txt")
+            await expect_error(E.FS_EDIT_NOT_FOUND, fs.edit_text(target, FsEditRequest("", "x")))
+            await write(fs, "empty.txt", "")
+            empty = await fs.resolve("empty.txt")
+            await expect_error(E.FS_EDIT_NOT_FOUND, fs.edit_text(empty, FsEditRequest("", "x")))
+            assert await read(fs, "a.txt") == "text\n"
+
+        run(body())
+
+    def test_edit_without_match_is_edit_not_found(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "Hello world\n")
+            target = await fs.resolve("a.txt")
+            for missing in ("hello", "Hello  world", "world\n\n"):
+                await expect_error(
+                    E.FS_EDIT_NOT_FOUND, fs.edit_text(target, FsEditRequest(missing, "x"))
+                )
+            assert await version(fs, "a.txt") == created.version
+
+        run(body())
+
+    def test_edit_ambiguous_match_is_ambiguous_edit(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "x = 1\ny = 1\n")
+            target = await fs.resolve("a.txt")
+            await expect_error(E.FS_AMBIGUOUS_EDIT, fs.edit_text(target, FsEditRequest("1", "2")))
+            assert await version(fs, "a.txt") == created.version
+            assert await read(fs, "a.txt") == "x = 1\ny = 1\n"
+
+        run(body())
+
+    def test_edit_replace_all_replaces_every_occurrence(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "foo bar foo\nfoo\n")
+            target = await fs.resolve("a.txt")
+            outcome = await fs.edit_text(target, FsEditRequest("foo", "qux", replace_all=True))
+            assert outcome.replacements == 3
+            assert outcome.after == "qux bar qux\nqux\n"
+            assert await read(fs, "a.txt") == "qux bar qux\nqux\n"
+            once = await fs.edit_text(target, FsEditRequest("bar", "baz", replace_all=True))
+            assert once.replacements == 1
+
+        run(body())
+
+    def test_edit_missing_file_is_stale_version(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            other = await write(fs, "other.txt", "x")
+            target = await fs.resolve("missing.txt")
+            request = FsEditRequest("x", "y")
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request))
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, other.version))
+            assert await fs.stat(target) is None
+
+        run(body())
+
+    def test_edit_file_over_max_edit_bytes_is_too_large(
+        self, fs: FileSystem, reopen_fs: FileSystemOpener
+    ) -> None:
+        small = reopen_fs(max_edit_bytes=100)
+
+        async def body() -> None:
+            await write(fs, "a.txt", "x" * 100 + "\n")
+            before = await version(fs, "a.txt")
+            target = await small.resolve("a.txt")
+            await expect_error(E.FS_TOO_LARGE, small.edit_text(target, FsEditRequest("\n", "")))
+            assert await version(fs, "a.txt") == before
+
+        run(body())
+
+    def test_edit_result_over_max_edit_bytes_is_too_large(
+        self, fs: FileSystem, reopen_fs: FileSystemOpener
+    ) -> None:
+        small = reopen_fs(max_edit_bytes=100)
+
+        async def body() -> None:
+            await write(fs, "a.txt", "x" * 90 + "!")
+            before = await version(fs, "a.txt")
+            target = await small.resolve("a.txt")
+            grow = FsEditRequest("!", "y" * 20)
+            await expect_error(E.FS_TOO_LARGE, small.edit_text(target, grow))
+            assert await version(fs, "a.txt") == before
+            assert await read(fs, "a.txt") == "x" * 90 + "!"
+
+        run(body())
+
+    def test_edit_at_exactly_max_edit_bytes_succeeds(
+        self, fs: FileSystem, reopen_fs: FileSystemOpener
+    ) -> None:
+        small = reopen_fs(max_edit_bytes=100)
+
+        async def body() -> None:
+            await write(fs, "a.txt", "x" * 99 + "!")
+            target = await small.resolve("a.txt")
+            outcome = await small.edit_text(target, FsEditRequest("!", "?"))
+            assert outcome.after == "x" * 99 + "?"
+
+        run(body())
+
+    def test_edit_preserves_crlf(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("a.txt", b"one\r\ntwo\r\nthree\r\n")
+
+        async def body() -> None:
+            outcome = await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("two", "2"))
+            assert outcome.after == "one\r\n2\r\nthree\r\n"
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"one\r\n2\r\nthree\r\n"
+
+    def test_edit_leaves_mixed_line_endings_byte_identical(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        raw.write_bytes("a.txt", b"a\r\nb\nc\r\nd\ne\r")
+
+        async def body() -> None:
+            await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("c", "C"))
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"a\r\nb\nC\r\nd\ne\r"
+
+    def test_edit_preserves_bom(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("a.txt", BOM + b"key = old\n")
+
+        async def body() -> None:
+            outcome = await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("old", "new"))
+            assert outcome.before == "key = old\n"
+            assert outcome.after == "key = new\n"
+
+        run(body())
+        assert raw.read_bytes("a.txt") == BOM + b"key = new\n"
+
+    def test_edit_preserves_final_newline(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("with.txt", b"a\nb\n")
+        raw.write_bytes("without.txt", b"a\nb")
+
+        async def body() -> None:
+            await fs.edit_text(await fs.resolve("with.txt"), FsEditRequest("b", "B"))
+            await fs.edit_text(await fs.resolve("without.txt"), FsEditRequest("b", "B"))
+
+        run(body())
+        assert raw.read_bytes("with.txt") == b"a\nB\n"
+        assert raw.read_bytes("without.txt") == b"a\nB"
+
+    def test_edit_new_string_line_breaks_take_crlf_in_crlf_file(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        raw.write_bytes("a.txt", b"one\r\ntwo\r\nthree\n")
+
+        async def body() -> None:
+            request = FsEditRequest("two", "2a\n2b\r\n2c")
+            await fs.edit_text(await fs.resolve("a.txt"), request)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"one\r\n2a\r\n2b\r\n2c\r\nthree\n"
+
+    def test_edit_new_string_line_breaks_take_lf_in_lf_file(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        raw.write_bytes("a.txt", b"one\ntwo\nthree\r\n")
+
+        async def body() -> None:
+            request = FsEditRequest("two", "2a\r\n2b\n2c")
+            await fs.edit_text(await fs.resolve("a.txt"), request)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"one\n2a\n2b\n2c\nthree\r\n"
+
+    def test_edit_old_string_with_crlf_matches_lf_file(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("a.txt", b"def f():\n    return 1\n")
+
+        async def body() -> None:
+            request = FsEditRequest("def f():\r\n    return 1", "def f():\r\n    return 2")
+            outcome = await fs.edit_text(await fs.resolve("a.txt"), request)
+            assert outcome.replacements == 1
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"def f():\n    return 2\n"
+
+    def test_edit_old_string_with_lf_matches_crlf_file(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("a.txt", b"def f():\r\n    return 1\r\n")
+
+        async def body() -> None:
+            request = FsEditRequest("():\n    return 1", "():\n    return 2")
+            await fs.edit_text(await fs.resolve("a.txt"), request)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"def f():\r\n    return 2\r\n"
+
+    def test_edit_binary_file_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
+        raw.write_bytes("bin.dat", b"abc\x00def")
+
+        async def body() -> None:
+            target = await fs.resolve("bin.dat")
+            await expect_error(E.FS_NOT_TEXT, fs.edit_text(target, FsEditRequest("abc", "x")))
+
+        run(body())
+        assert raw.read_bytes("bin.dat") == b"abc\x00def"
+
+    def test_edit_old_version_is_stale_after_an_edit(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "n=1\n")
+            target = await fs.resolve("a.txt")
+            edited = await fs.edit_text(target, FsEditRequest("1", "2"), created.version)
+            assert edited.version == await version(fs, "a.txt")
+            again = FsEditRequest("2", "3")
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, again, created.version))
+            await expect_error(
+                E.FS_STALE_VERSION,
+                fs.write_text(target, "n=9\n", ReplaceIfVersion(created.version)),
+            )
+            assert await read(fs, "a.txt") == "n=2\n"
+
+        run(body())

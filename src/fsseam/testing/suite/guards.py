@@ -1,0 +1,292 @@
+"""Guarded writes when the wire fails: lost answers, unknown outcomes, broken reads, one wording.
+
+A conditional write over a network ends in one of three ways: the store
+applied it, refused it, or nobody knows. The backend must settle the third
+by looking for its own write (a token stored with the object), never by
+comparing content, and must report what really happened exactly once:
+
+* a lost answer whose retry meets its own write (a 412) is a success;
+* an unknown outcome (a 5xx the client gave up on) whose write landed is a
+  success, and one whose write never landed is ``FS_IO_ERROR`` with the file
+  unchanged;
+* a read broken mid-stream yields exactly the bytes of one version, or
+  ``FS_IO_ERROR``: never the start of one version spliced onto another.
+
+The fault tests need the ``faults`` fixture (a
+:class:`~fsseam.testing.faults.StoreFaults`) and skip without it; the
+mid-stream change and the error wording run on every store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from fsseam.backends import FsspecFileSystem
+from fsseam.seam import (
+    CreateIfAbsent,
+    FileSystem,
+    FsEditRequest,
+    FsError,
+    ReplaceIfVersion,
+)
+from fsseam.testing._support import E, expect_error, read, result_or_error, run, version, write
+from fsseam.testing._worker import read_versioned
+from fsseam.testing.faults import RequestLog, StoreFaults
+from fsseam.testing.fixtures import FsspecRawStore, RawStore
+
+__all__ = ["GuardedWriteSuite"]
+
+CHUNK = 1 << 20
+LINE = "0123456789abcdef" * 4 + "\n"
+
+
+def big_text(size: int) -> str:
+    """About ``size`` bytes of numbered ASCII lines (a splice shows as a wrong line)."""
+    count = size // (len(LINE) + 8)
+    return "".join(f"{i:07d} {LINE}" for i in range(count))
+
+
+RECOVERY_REQUESTS = 3
+"""Most requests a write whose answer was lost may cost: the write, the client's
+retry, and one read of the write token. The recovery happens once."""
+
+
+async def _stream_across_a_replace(fs: FileSystem, path: str, replacement: str) -> str:
+    """Read ``path`` in chunks, replacing it after the first; returns what was streamed."""
+    target = await fs.resolve(path)
+    parts: list[str] = []
+    async with fs.stream_text(target) as stream:
+        chunks = aiter(stream)
+        parts.append(await anext(chunks))
+        await fs.write_text(target, replacement)
+        parts.extend([chunk async for chunk in chunks])
+    return "".join(parts)
+
+
+class GuardedWriteSuite:
+    """Guarded writes under faults, pinned reads under change, and one error wording."""
+
+    # -- lost answers ------------------------------------------------------------
+
+    def test_a_lost_answer_to_a_create_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
+    ) -> None:
+        async def body() -> None:
+            target = await fs.resolve("new.txt")
+            fault = faults.lose_write_answer()
+            if wire is not None:
+                wire.clear()
+            outcome = await fs.write_text(target, "hello\n", CreateIfAbsent())
+            assert fault.hits == 1, "the fault never fired"
+            if wire is not None:
+                assert wire.count() <= RECOVERY_REQUESTS, wire.count()
+            assert outcome.operation == "create"
+            assert outcome.version == await version(fs, "new.txt")
+            await expect_error(E.FS_NOT_OBSERVED, write(fs, "new.txt", "again\n", CreateIfAbsent()))
+
+        run(body())
+        assert raw.read_bytes("new.txt") == b"hello\n"
+
+    def test_a_lost_answer_to_a_replace_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
+    ) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+            fault = faults.lose_write_answer()
+            if wire is not None:
+                wire.clear()
+            outcome = await write(fs, "a.txt", "new\n", ReplaceIfVersion(created.version))
+            assert fault.hits == 1, "the fault never fired"
+            if wire is not None:
+                # The replace reads the old text first: one more request.
+                assert wire.count() <= RECOVERY_REQUESTS + 1, wire.count()
+            assert outcome.operation == "update"
+            assert outcome.version == await version(fs, "a.txt")
+            # Applied once: the version it replaced is gone for everyone.
+            await expect_error(
+                E.FS_STALE_VERSION, write(fs, "a.txt", "x\n", ReplaceIfVersion(created.version))
+            )
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"new\n"
+
+    def test_a_lost_answer_to_a_guarded_edit_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "count=1\n", CreateIfAbsent())
+            target = await fs.resolve("a.txt")
+            fault = faults.lose_write_answer()
+            edit = FsEditRequest("count=1", "count=2")
+            outcome = await fs.edit_text(target, edit, created.version)
+            assert fault.hits == 1, "the fault never fired"
+            assert outcome.version == await version(fs, "a.txt")
+            assert outcome.after == "count=2\n"
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, edit, created.version))
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"count=2\n"
+
+    # -- unknown outcomes ----------------------------------------------------------
+
+    def test_an_unknown_outcome_whose_replace_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+            fault = faults.fail_after_landing()
+            outcome = await write(fs, "a.txt", "new\n", ReplaceIfVersion(created.version))
+            assert fault.hits == 1, "the fault never fired"
+            assert outcome.operation == "update"
+            assert outcome.version == await version(fs, "a.txt")
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"new\n"
+
+    def test_an_unknown_outcome_whose_create_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            fault = faults.fail_after_landing()
+            outcome = await write(fs, "new.txt", "fresh\n", CreateIfAbsent())
+            assert fault.hits == 1, "the fault never fired"
+            assert outcome.operation == "create"
+            assert outcome.version == await version(fs, "new.txt")
+
+        run(body())
+        assert raw.read_bytes("new.txt") == b"fresh\n"
+
+    def test_a_write_that_never_landed_is_an_io_error_and_changes_nothing(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            created = await write(fs, "a.txt", "one\n", CreateIfAbsent())
+            target = await fs.resolve("a.txt")
+            fault = faults.fail_write()
+            error = await expect_error(
+                E.FS_IO_ERROR, fs.write_text(target, "two\n", ReplaceIfVersion(created.version))
+            )
+            assert fault.hits == 1, "the fault never fired"
+            assert target.display_path in str(error)
+            assert await version(fs, "a.txt") == created.version
+            faults.heal()
+            # Nothing was poisoned: the same guarded write now goes through.
+            await write(fs, "a.txt", "two\n", ReplaceIfVersion(created.version))
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"two\n"
+
+    # -- pinned reads ------------------------------------------------------------------
+
+    def test_a_read_cut_mid_body_gives_the_exact_text_or_an_io_error(
+        self, fs: FileSystem, faults: StoreFaults
+    ) -> None:
+        text = big_text(3 * CHUNK)
+
+        async def body() -> None:
+            written = await write(fs, "big.txt", text, CreateIfAbsent())
+            target = await fs.resolve("big.txt")
+            fault = faults.cut_read(after_bytes=CHUNK + 12345)
+            got = await result_or_error(read_versioned(fs, target))
+            if isinstance(got, FsError):
+                assert got.code is E.FS_IO_ERROR, got
+            else:
+                assert got == (text, written.version), "not the text written, or its version"
+            assert fault.hits == 1, "the fault never fired"
+
+        run(body())
+
+    def test_a_read_cut_after_the_file_changed_fails_instead_of_mixing(
+        self, fs: FileSystem, faults: StoreFaults
+    ) -> None:
+        text = big_text(3 * CHUNK)
+
+        async def body() -> None:
+            await write(fs, "big.txt", text, CreateIfAbsent())
+            fault = faults.cut_read(after_bytes=CHUNK + 12345)
+            got = await result_or_error(_stream_across_a_replace(fs, "big.txt", "replaced\n"))
+            _one_version_or_failed(got, text)
+            assert fault.hits == 1, "the fault never fired"
+            assert await read(fs, "big.txt") == "replaced\n"
+
+        run(body())
+
+    def test_a_file_replaced_mid_stream_reads_one_version_or_fails(self, fs: FileSystem) -> None:
+        # Over 8 MiB: more than one request on stores that read in ranges.
+        text = big_text(9 * CHUNK)
+
+        async def body() -> None:
+            await write(fs, "big.txt", text, CreateIfAbsent())
+            got = await result_or_error(_stream_across_a_replace(fs, "big.txt", "replaced\n"))
+            _one_version_or_failed(got, text)
+            assert await read(fs, "big.txt") == "replaced\n"
+
+        run(body())
+
+    # -- one wording on every store ------------------------------------------------------
+
+    def test_error_texts_match_the_local_reference_but_for_the_path(
+        self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem
+    ) -> None:
+        reference_raw = FsspecRawStore(reference_fs.fs, reference_fs.root)
+        reference = run(_failure_texts(reference_fs, reference_raw))
+        ours = run(_failure_texts(fs, raw))
+        for (label, expected), (_, got) in zip(reference, ours, strict=True):
+            assert got == expected, f"{label}: {got!r} differs from local disk's {expected!r}"
+
+
+def _one_version_or_failed(got: str | FsError, text: str) -> None:
+    if isinstance(got, FsError):
+        assert got.code is E.FS_IO_ERROR, got
+        assert "changed while it was being read" in str(got), got
+    else:
+        assert got == text, "the read spliced two versions"
+
+
+async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]:
+    """The same failures on ``fs``, as ``(what, message)`` with the root spelled ``<ROOT>``."""
+    root = (await fs.resolve(".")).display_path.rstrip("/")
+    first = await write(fs, "d/f.txt", "v1\n")
+    second = await write(fs, "d/f.txt", "v2\n", ReplaceIfVersion(first.version))
+    await write(fs, "d/gone.txt", "x\n")
+    gone = await version(fs, "d/gone.txt")
+    raw.delete("d/gone.txt")
+    await write(fs, "twice.txt", "a a\n")
+    raw.write_bytes("binary.bin", b"\x00\x01")
+    f = await fs.resolve("d/f.txt")
+    missing = await fs.resolve("missing.txt")
+    directory = await fs.resolve("d")
+    deleted = await fs.resolve("d/gone.txt")
+    twice = await fs.resolve("twice.txt")
+    binary = await fs.resolve("binary.bin")
+    failures: dict[str, Callable[[], Awaitable[object]]] = {
+        "read a missing file": lambda: fs.read_text(missing),
+        "read a directory": lambda: fs.read_text(directory),
+        "create over an existing file": lambda: fs.write_text(f, "x", CreateIfAbsent()),
+        "replace at a stale version": lambda: fs.write_text(
+            f, "x", ReplaceIfVersion(first.version)
+        ),
+        "replace a deleted file": lambda: fs.write_text(deleted, "x", ReplaceIfVersion(gone)),
+        "edit at a stale version": lambda: fs.edit_text(
+            f, FsEditRequest("v2", "v3"), first.version
+        ),
+        "edit without a match": lambda: fs.edit_text(f, FsEditRequest("nope", "x"), second.version),
+        "edit with two matches": lambda: fs.edit_text(twice, FsEditRequest("a", "b")),
+        "edit a missing file": lambda: fs.edit_text(missing, FsEditRequest("a", "b")),
+        "read a binary file": lambda: fs.read_text(binary),
+        "write onto a directory": lambda: fs.write_text(directory, "x"),
+        "edit a directory": lambda: fs.edit_text(directory, FsEditRequest("a", "b")),
+        "resolve outside the root": lambda: fs.resolve("../outside.txt"),
+        "resolve a backslash": lambda: fs.resolve("d\\f.txt"),
+    }
+    texts: list[tuple[str, str]] = []
+    for label, failure in failures.items():
+        try:
+            await failure()
+        except FsError as exc:
+            texts.append((label, f"{exc.code.value}: {exc}".replace(root, "<ROOT>")))
+        else:
+            pytest.fail(f"{label} succeeded on {root}")
+    return texts

@@ -1,0 +1,92 @@
+"""``stat`` and ``lstat``: types, sizes, versions, absence."""
+
+from __future__ import annotations
+
+from fsseam.seam import FileSystem
+from fsseam.testing._support import E, expect_error, names, read, run, version, write
+
+__all__ = ["StatSuite"]
+
+
+class StatSuite:
+    """``stat`` and ``lstat``: metadata only, ``None`` when absent."""
+
+    def test_stat_absent_is_none(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            assert await fs.stat(await fs.resolve("missing.txt")) is None
+            assert await fs.stat(await fs.resolve("missing/deeper.txt")) is None
+
+        run(body())
+
+    def test_stat_file_reports_type_size_and_version(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            outcome = await write(fs, "a.txt", "héllo\n")
+            info = await fs.stat(await fs.resolve("a.txt"))
+            assert info is not None
+            assert info.type == "file"
+            assert info.size == len("héllo\n".encode())
+            assert info.version == outcome.version
+
+        run(body())
+
+    def test_stat_directory_reports_directory(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "dir/sub/a.txt", "x")
+            for path in ("dir", "dir/sub"):
+                info = await fs.stat(await fs.resolve(path))
+                assert info is not None, path
+                assert info.type == "directory", path
+
+        run(body())
+
+    def test_stat_version_is_stable_while_file_is_unchanged(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "x")
+            first = await version(fs, "a.txt")
+            await read(fs, "a.txt")
+            await names(fs)
+            assert await version(fs, "a.txt") == first
+
+        run(body())
+
+    def test_stat_below_a_file_is_none(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "a.txt", "x")
+            assert await fs.stat(await fs.resolve("a.txt/child.txt")) is None
+            assert await fs.lstat("a.txt/child.txt") is None
+
+        run(body())
+
+    def test_lstat_absent_is_none(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            assert await fs.lstat("missing.txt") is None
+
+        run(body())
+
+    def test_lstat_regular_file_matches_stat(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "dir/a.txt", "abc")
+            info = await fs.lstat("dir/a.txt")
+            assert info is not None
+            assert (info.type, info.size) == ("file", 3)
+            assert info.version == await version(fs, "dir/a.txt")
+            same = await fs.lstat("a.txt", cwd="dir")
+            assert same == info
+
+        run(body())
+
+    def test_lstat_directory(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await write(fs, "dir/a.txt", "abc")
+            info = await fs.lstat("dir")
+            assert info is not None
+            assert info.type == "directory"
+
+        run(body())
+
+    def test_lstat_outside_root_is_sandbox_denied(self, fs: FileSystem) -> None:
+        async def body() -> None:
+            await expect_error(E.FS_SANDBOX_DENIED, fs.lstat("../x.txt"))
+            await expect_error(E.FS_SANDBOX_DENIED, fs.lstat("~/x.txt"))
+
+        run(body())
