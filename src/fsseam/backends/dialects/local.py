@@ -22,7 +22,9 @@ writer holds the directory's lock, so a writer holding it that finds one
 knows it is an orphan of a crash and removes it: the next write in the
 directory cleans up after a ``kill -9``, at the cost of one ``unlink``, never
 a directory scan. Where ``O_TMPFILE`` is unsupported (some network and FUSE
-file systems) the temp file is created under that name inside the lock.
+file systems) the temp file is created under that name inside the lock and
+renamed into place, a create included (its name was checked absent under the
+lock; only a lock-free writer could slip in, as for any replace).
 
 Every operation re-validates what it opened (``/proc/self/fd``): the real
 path of the descriptor must lie inside the root and match no deny pattern,
@@ -561,16 +563,18 @@ class LocalDialect(Dialect):
                 now = time.time_ns()
                 mtime = max(now, old.st_mtime_ns + 1) if old else now
                 os.utime(fd, ns=(mtime, mtime))
-                if isinstance(guard, CreateIfAbsent):
+                if isinstance(guard, CreateIfAbsent) and not named:
                     try:
-                        self._link(fd, named, name, dir_fd)
+                        self._link(fd, name, dir_fd)
                     except FileExistsError:
                         raise already_exists(path) from None
-                    if named:
-                        os.unlink(PUBLISH_NAME, dir_fd=dir_fd)
                 else:
+                    # A named temp file is renamed even for a create (the name
+                    # was checked absent under the lock): linking it and then
+                    # unlinking the temp name could leave, after a crash, a
+                    # second name whose removal changes the file's ctime.
                     if not named:
-                        self._link(fd, False, PUBLISH_NAME, dir_fd)
+                        self._link(fd, PUBLISH_NAME, dir_fd)
                         named = True
                     os.rename(PUBLISH_NAME, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
                 published = True
@@ -601,13 +605,10 @@ class LocalDialect(Dialect):
             raise
 
     @staticmethod
-    def _link(fd: int, named: bool, name: str, dir_fd: int) -> None:
-        """Give the new content ``name`` in the directory (``FileExistsError`` if taken)."""
-        if named:
-            os.link(PUBLISH_NAME, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        else:
-            # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd: how O_TMPFILE files get a name.
-            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    def _link(fd: int, name: str, dir_fd: int) -> None:
+        """Give the anonymous new content ``name`` (``FileExistsError`` if taken)."""
+        # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd: how an O_TMPFILE file gets a name.
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
 
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
         return await _in_thread(lambda: self._put(path, data, guard))
