@@ -31,6 +31,7 @@ from fsseam.seam import (
     FsInfo,
     FsNotFound,
     FsNotObserved,
+    FsNotRegularFile,
     FsNotText,
     FsPathInfo,
     FsSandboxDenied,
@@ -345,12 +346,34 @@ class FsspecFileSystem(FileSystem):
         except FsNotFound:
             return None
 
+    async def _current_or_directory(
+        self, path: str, target: FsTarget
+    ) -> tuple[bytes | None, bool, FsInfo] | None:
+        """:meth:`_current`, with a directory at ``path`` worded for a write (and its fix)."""
+        try:
+            return await self._current(path)
+        except FsNotRegularFile as exc:
+            raise await self._write_onto(path, target, exc) from None
+
+    async def _write_onto(self, path: str, target: FsTarget, exc: FsError) -> FsError:
+        """A store's "not a regular file" for a write: the directory case says what works."""
+        info = await self._dialect.stat(path)
+        if info is None or info.type != "directory":
+            return exc
+        shown = target.display_path.rstrip("/")
+        return FsNotRegularFile(
+            f'"{shown}" is a directory, so it cannot be written as a file; write to a path '
+            f'inside it (such as "{shown}/notes.txt") or choose another name'
+        )
+
     async def _create(self, target: FsTarget, path: str, content: str) -> FsWriteOutcome:
         near = await self._near(path)
         try:
             stored = await self._dialect.put(
                 near or path, textmod.encode(content, False), CreateIfAbsent()
             )
+        except FsNotRegularFile as exc:
+            raise await self._write_onto(near or path, target, exc) from None
         except FsNotObserved:
             if near is None:
                 raise
@@ -373,13 +396,13 @@ class FsspecFileSystem(FileSystem):
             return await self._create(target, path, content)
         settled = False
         for _ in range(_RETRIES):
-            current = await self._current(path)
+            current = await self._current_or_directory(path, target)
             if current is None and not settled:
                 settled = True
                 near = await self._near(path)
                 if near is not None:
                     path = near
-                    current = await self._current(path)
+                    current = await self._current_or_directory(path, target)
             if isinstance(expected, ReplaceIfVersion) and (
                 current is None or current[2].version != expected.version
             ):
