@@ -291,3 +291,18 @@ def test_local_disk_io_never_blocks_the_event_loop(
     codes, gap = loop_stalls(work)
     assert codes == [None, None, None]
     assert gap < 0.15, f"the event loop stalled {gap:.2f} s while os.{step} was slow"
+
+
+def test_a_local_dialect_without_a_root_refuses_to_work(tmp_path: Path) -> None:
+    from fsspec.implementations.local import LocalFileSystem
+
+    (tmp_path / "f.txt").write_text("x\n")
+    dialect = local.LocalDialect(LocalFileSystem())
+    # Never a silent skip of the containment check: a wiring bug fails loudly.
+    with pytest.raises(RuntimeError, match="root is not set"):
+        run(dialect.read_bytes(str(tmp_path / "f.txt")))
+    with pytest.raises(RuntimeError, match="root is not set"):
+        run(dialect.put(str(tmp_path / "g.txt"), b"y\n", None))
+    assert not (tmp_path / "g.txt").exists()
+    rooted = local.LocalDialect(LocalFileSystem(), root=str(tmp_path))
+    assert run(rooted.read_bytes(str(tmp_path / "f.txt")))[0] == b"x\n"

@@ -248,7 +248,7 @@ class FsspecFileSystem(FileSystem):
         except FsNotFound:
             # An object-store prefix exists once something is under it: an
             # empty root lists as empty, unless its bucket is missing.
-            if path == self._paths.root and not self._paths.local:
+            if path == self._paths.root and self._paths.implicit_directories:
                 if await self._dialect.bucket_exists(path):
                     return []
                 raise
@@ -257,10 +257,7 @@ class FsspecFileSystem(FileSystem):
                 raise
             path, raw = near, await self._dialect.list_dir(near)
         kept = [item for item in raw if not self._dialect.is_internal(item.name)]
-        if self._paths.local and any(item.type == "symlink" for item in kept):
-            targets = await self._paths.offload(self._paths.child_targets, path, kept)
-        else:
-            targets = self._paths.child_targets(path, kept)
+        targets = await self._paths.children(path, kept)
         entries = [
             FsDirEntry(item.name, item.type, child, item.version, item.size)
             for item, child in zip(kept, targets, strict=True)
@@ -284,7 +281,8 @@ class FsspecFileSystem(FileSystem):
         except StopAsyncIteration:
             return
         except FsNotFound:
-            if not paths.local and top == paths.root and await self._dialect.bucket_exists(top):
+            empty_root = paths.implicit_directories and top == paths.root
+            if empty_root and await self._dialect.bucket_exists(top):
                 return  # an empty object-store root, as in list_dir
             raise
         pending: tuple[str, RawEntry] | None = first
@@ -292,11 +290,7 @@ class FsspecFileSystem(FileSystem):
             while pending is not None:
                 rel, raw = pending
                 if not self._dialect.is_internal(raw.name):
-                    store = base + rel
-                    if paths.local and raw.type == "symlink":
-                        found = await paths.offload(paths.walk_target, store, raw)
-                    else:
-                        found = paths.walk_target(store, raw)
+                    found = await paths.walked(base + rel, raw)
                     if found is not None:
                         yield FsWalkEntry(rel, raw.type, found, raw.version, raw.size)
                 pending = await anext(listing, None)

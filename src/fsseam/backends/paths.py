@@ -71,6 +71,8 @@ class PathModel(ABC):
 
     local: bool = False
     """True when store paths are OS paths (symlinks exist)."""
+    implicit_directories: bool = False
+    """True when a directory exists only while something is below it (object-store prefixes)."""
 
     def __init__(
         self, root: str, deny: DenyRules, url: Callable[[str], str], limits: PathLimits
@@ -178,6 +180,14 @@ class PathModel(ABC):
     def child_targets(self, parent: str, entries: Iterable[RawEntry]) -> list[FsTarget]:
         """Targets for the children of the directory ``parent`` (a store path)."""
 
+    async def children(self, parent: str, entries: list[RawEntry]) -> list[FsTarget]:
+        """:meth:`child_targets`, off the event loop when that touches the disk."""
+        return self.child_targets(parent, entries)
+
+    async def walked(self, store: str, raw: RawEntry) -> FsTarget | None:
+        """:meth:`walk_target`, off the event loop when that touches the disk."""
+        return self.walk_target(store, raw)
+
     def descend(self, store: str) -> bool:
         """Whether a walk may enter the directory ``store``: not a denied one."""
         return self.deny.match(self.relative(store)) is None
@@ -189,6 +199,8 @@ class PathModel(ABC):
 
 class KeyPaths(PathModel):
     """Lexical paths of an fsspec store: object keys, ``memory://`` paths."""
+
+    implicit_directories = True
 
     def __init__(
         self,
@@ -283,6 +295,16 @@ class LocalPaths(PathModel):
         # realpath walks the disk (one lstat per component, a readlink per
         # link): never on the event loop.
         return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def children(self, parent: str, entries: list[RawEntry]) -> list[FsTarget]:
+        if any(entry.type == "symlink" for entry in entries):
+            return await self.offload(self.child_targets, parent, entries)
+        return self.child_targets(parent, entries)
+
+    async def walked(self, store: str, raw: RawEntry) -> FsTarget | None:
+        if raw.type == "symlink":
+            return await self.offload(self.walk_target, store, raw)
+        return self.walk_target(store, raw)
 
     def _join(self, path: str, cwd: str | None) -> str:
         if "://" in path:

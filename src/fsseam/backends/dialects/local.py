@@ -209,24 +209,34 @@ class _FdReader(RawReader):
         self.info = info
         self._path = path
         self._head = head
+        self._reading: asyncio.Future[bytes] | None = None
 
-    def _read(self) -> bytes:
+    def _read(self, fd: int) -> bytes:
         with _os_errors(self._path):
-            return os.read(self._fd, CHUNK_SIZE)
+            return os.read(fd, CHUNK_SIZE)
 
     async def chunks(self) -> AsyncGenerator[bytes, None]:
         for chunk in self._head:
             yield chunk
         while self._fd >= 0:
-            data = await asyncio.to_thread(self._read)
+            self._reading = asyncio.get_running_loop().run_in_executor(None, self._read, self._fd)
+            data = await asyncio.shield(self._reading)
+            self._reading = None
             if not data:
                 return
             yield data
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        fd, self._fd = self._fd, -1
+        if fd < 0:
+            return
+        reading = self._reading
+        if reading is not None and not reading.done():
+            # A cancelled reader's thread is still in os.read: closing now
+            # could hand the number to another open file mid-read.
+            reading.add_done_callback(lambda _: os.close(fd))
+            return
+        os.close(fd)
 
 
 class LocalDialect(Dialect):
