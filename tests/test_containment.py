@@ -90,3 +90,44 @@ def test_deny_patterns_are_configurable(tmp_path: Path) -> None:
             await fs.resolve("secrets/key.pem")
 
     asyncio.run(go())
+
+
+def test_deny_patterns_match_any_normalization_and_double_star_anywhere() -> None:
+    import unicodedata
+
+    rules = DenyRules(("sécret/**", "**/build/**/*.key"))
+    for form in ("NFC", "NFD"):
+        assert rules.match(unicodedata.normalize(form, "sécret/a")) == "sécret/**"
+    assert rules.match("build/x.key") == "**/build/**/*.key"
+    assert rules.match("a/b/build/c/d/x.key") == "**/build/**/*.key"
+    assert rules.match("a/b/build/c/d/x.pem") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [("n" * 256, "255 bytes"), ("é" * 128, "255 bytes"), ("d/" * 2048 + "x", "4095 bytes")],
+)
+def test_path_limits_name_the_limit(path: str, limit: str) -> None:
+    from fsseam.backends.containment import LOCAL_LIMITS
+
+    problem = LOCAL_LIMITS.problem(path)
+    assert problem is not None
+    assert limit in problem
+
+
+def test_path_limits_accept_what_fits() -> None:
+    from fsseam.backends.containment import KEY_LIMITS, LOCAL_LIMITS
+
+    assert LOCAL_LIMITS.problem("n" * 255) is None
+    assert LOCAL_LIMITS.problem("d/" * 2000) is None
+    assert KEY_LIMITS.problem("k" * 200, measured="bucket-free/" + "k" * 1000) is None
+    assert KEY_LIMITS.problem("k", measured="k" * 1025) is not None
+
+
+def test_containment_is_by_component_never_by_prefix() -> None:
+    from fsseam.backends.containment import contained
+
+    assert contained("/ws", "/ws")
+    assert contained("/ws/a", "/ws")
+    assert not contained("/ws-sibling/a", "/ws")
+    assert contained("bucket/ws/a", "bucket/ws/")

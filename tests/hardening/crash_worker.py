@@ -7,7 +7,9 @@ then, for each step and each phase (``before`` the call, ``after`` it, and
 ``partial`` for a ``write`` that got half its bytes out), it prepares a fresh
 directory, forks a child that SIGKILLs itself at exactly that point, and
 waits for it. It prints one JSON list: ``[{"dir", "index", "call", "phase",
-"signal"}]``. The parent test inspects the directories.
+"signal", "publishes"}]``, where ``publishes`` marks a ``rename``/``link``
+onto the target's own name (a link to fsseam's temp name publishes nothing).
+The parent test inspects the directories.
 
 Scenarios (``OLD``/``NEW`` are the file's bytes before and after):
 
@@ -16,7 +18,10 @@ Scenarios (``OLD``/``NEW`` are the file's bytes before and after):
   same OS calls as ``replace``, which the suite therefore skips);
 - ``create``: a ``CreateIfAbsent`` write of a missing ``f.txt``;
 - ``edit``: an edit of ``f.txt`` at the version it read;
-- ``nested``: a create of ``sub/deeper/f.txt`` (parents created on the way).
+- ``nested``: a create of ``sub/deeper/f.txt`` (parents created on the way);
+- ``named-guarded``, ``named-create``: ``guarded`` and ``create`` where the
+  file system offers no ``O_TMPFILE``, so the temp file has a name (created
+  only under the directory's lock).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fsseam import open_fs
+from fsseam.backends.dialects import local
 from fsseam.seam import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
 
 OLD = b"old line 1\nold line 2\n" * 64
@@ -54,21 +60,29 @@ TRACED: dict[Any, tuple[str, ...]] = {
     ),
     fcntl: ("flock",),
 }
-SCENARIOS = ("guarded", "create", "edit", "nested")
+SCENARIOS = ("guarded", "create", "edit", "nested", "named-guarded", "named-create")
 
 
 def target_of(scenario: str) -> str:
     return "sub/deeper/f.txt" if scenario == "nested" else "f.txt"
 
 
+def creates(scenario: str) -> bool:
+    """True when the scenario's file does not exist before the write."""
+    return scenario.removeprefix("named-") in ("create", "nested")
+
+
 def prepare(directory: str, scenario: str) -> None:
     os.makedirs(directory)
-    if scenario not in ("create", "nested"):
+    if not creates(scenario):
         with open(os.path.join(directory, "f.txt"), "wb") as out:
             out.write(OLD)
 
 
 async def operate(directory: str, scenario: str) -> None:
+    if scenario.startswith("named-"):
+        local._O_TMPFILE = 0  # as on a file system without O_TMPFILE
+        scenario = scenario.removeprefix("named-")
     fs = open_fs(directory)
     target = await fs.resolve(target_of(scenario))
     text = NEW.decode()
@@ -127,15 +141,29 @@ def in_child(work: Callable[[], None]) -> int:
     return 0
 
 
-def trace(base: str, scenario: str) -> list[str]:
-    """The traced calls of one uninterrupted run, in order."""
+def publishes(name: str, args: tuple[Any, ...], scenario: str) -> bool:
+    """True for a rename or link whose destination is the target's own name."""
+    return (
+        name in ("rename", "replace", "link")
+        and len(args) > 1
+        and os.path.basename(os.fspath(args[1])) == os.path.basename(target_of(scenario))
+    )
+
+
+def trace(base: str, scenario: str) -> list[tuple[str, bool]]:
+    """The traced calls of one uninterrupted run, in order, each with :func:`publishes`."""
     directory = os.path.join(base, "trace")
     prepare(directory, scenario)
     read_end, write_end = os.pipe()
 
     def work() -> None:
-        calls: list[str] = []
-        install(lambda _, name, phase, __: calls.append(name) if phase == "before" else None)
+        calls: list[tuple[str, bool]] = []
+
+        def record(_: int, name: str, phase: str, args: tuple[Any, ...]) -> None:
+            if phase == "before":
+                calls.append((name, publishes(name, args, scenario)))
+
+        install(record)
         asyncio.run(operate(directory, scenario))
         payload = json.dumps(calls).encode()
         os.close(read_end)
@@ -145,15 +173,17 @@ def trace(base: str, scenario: str) -> list[str]:
     in_child(work)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as source:
-        calls: list[str] = json.loads(source.read())
+        calls: list[tuple[str, bool]] = [tuple(call) for call in json.loads(source.read())]
     return calls
 
 
 def main(spec: dict[str, Any]) -> list[dict[str, Any]]:
     base, scenario = spec["base"], spec["scenario"]
     calls = trace(base, scenario)
-    points = [(i, name, phase) for i, name in enumerate(calls) for phase in ("before", "after")]
-    points += [(i, name, "partial") for i, name in enumerate(calls) if name == "write"]
+    points = [
+        (i, name, phase) for i, (name, _) in enumerate(calls) for phase in ("before", "after")
+    ]
+    points += [(i, name, "partial") for i, (name, _) in enumerate(calls) if name == "write"]
     report: list[dict[str, Any]] = []
     for index, name, phase in points:
         directory = os.path.join(base, f"k{index:03d}-{phase}")
@@ -183,7 +213,14 @@ def main(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
         died = in_child(work)
         report.append(
-            {"dir": directory, "index": index, "call": name, "phase": phase, "signal": died}
+            {
+                "dir": directory,
+                "index": index,
+                "call": name,
+                "phase": phase,
+                "signal": died,
+                "publishes": calls[index][1],
+            }
         )
     return report
 

@@ -104,26 +104,31 @@ def test_refused_syntax_is_denied_as_written_and_never_reinterpreted(
     assert mount.snapshot() == before
 
 
-def test_very_long_names_fail_cleanly_and_never_leave_the_root(mount: Mount) -> None:
+def test_very_long_names_are_refused_up_front_naming_the_limit(
+    mount: Mount, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = tools_context(mount.fs, policy=False)
     before = mount.snapshot()
-    outcomes: dict[str, str | None] = {}
-    for path in ("n" * 300 + ".txt", "d/" * 2100 + "x.txt", "a/" + "é" * 200 + ".txt"):
-        result = call(ctx, "write", {"file_path": path, "content": "long\n"}, None)
-        outcomes[path[:12]] = code_of(result)
-        if result.is_error:
-            # A clean FsError (the OS's ENAMETOOLONG is FS_IO_ERROR), never a crash.
-            assert result.error is not None
-            assert result.error["name"] == "FsError", result.text
-            assert code_of(result) in ("FS_IO_ERROR", "FS_SANDBOX_DENIED"), result.text
-        else:
-            assert call(ctx, "read", {"file_path": path}, None).value is not None
-    if mount.name == "local":
-        # 255 bytes per name and 4096 per path are the OS's limits.
-        assert set(outcomes.values()) == {"FS_IO_ERROR"}, outcomes
-    after = mount.snapshot()
-    changed = {key for key in set(before) | set(after) if before.get(key) != after.get(key)}
-    assert all("/ws/" in key for key in changed), sorted(changed)[:5]
+    spy = DialectSpy(mount.fs, monkeypatch)
+    whole = "4095 bytes" if mount.name == "local" else "1024 bytes"
+    cases = {
+        "n" * 300 + ".txt": "255 bytes",  # one name over NAME_MAX
+        "a/" + "é" * 200 + ".txt": "255 bytes",  # 404 bytes in UTF-8, 205 characters
+        "d/" * 2100 + "x.txt": whole,  # the whole path over the store's limit
+        "d/" * 50_000 + "x.txt": whole,  # 100 KB: once 10 s and 1.5 GB in the deny matcher
+    }
+    for path, limit in cases.items():
+        for tool, args in tool_calls(path):
+            started = time.monotonic()
+            result = call(ctx, tool, args, None)
+            assert time.monotonic() - started < 1.0, (tool, path[:12])
+            assert result.error == DENIED, (tool, path[:12], result.text[:300])
+            assert limit in result.text, (tool, path[:12], result.text[:300])
+            assert len(result.text) < 1000, "the message quotes the whole path"
+    assert spy.calls == []
+    assert mount.snapshot() == before
+    # Exactly at the limit is fine: a 255-byte name.
+    assert not call(ctx, "write", {"file_path": "n" * 255, "content": "ok\n"}, None).is_error
 
 
 ODD_NAMES = [

@@ -208,14 +208,10 @@ def shared_tree() -> Iterator[Path]:
         pytest.skip("needs root to run a subprocess as another user")
     top = Path(tempfile.mkdtemp(prefix="fsseam-perm-"))
     top.chmod(0o755)
-    locks = Path(tempfile.gettempdir(), f"fsseam-locks-{NOBODY}")
-    had_locks = locks.exists()
     try:
         yield top
     finally:
         shutil.rmtree(top, ignore_errors=True)
-        if not had_locks:
-            shutil.rmtree(locks, ignore_errors=True)
 
 
 def run_as_nobody(spec: dict[str, Any]) -> list[dict[str, Any]]:

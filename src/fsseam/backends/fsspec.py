@@ -1,41 +1,42 @@
 """``FsspecFileSystem``: the seam over any fsspec filesystem, and ``open_fs``.
 
-Path containment, read-only mode, text decoding and literal edits live here,
-once for every store; versions and guarded writes come from the dialect.
+Read-only mode, text decoding and the choice of path model live here, once
+for every store; path rules come from :mod:`fsseam.backends.paths`, the edit
+and walk loops from the seam, versions and guarded writes from the dialect.
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
-from typing import Any
+import unicodedata
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
+from typing import Any, TypeVar
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from fsseam import text as textmod
-from fsseam.backends.containment import DEFAULT_DENY, DenyRules, syntax_problem
-from fsseam.backends.dialects import Dialect, dialect_class, dialect_for, protocols
+from fsseam.backends.containment import DEFAULT_DENY, DenyRules
+from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_for, protocols
 from fsseam.backends.dialects.base import RawEntry, RawReader
+from fsseam.backends.paths import KeyPaths, LocalPaths, PathModel
 from fsseam.seam import (
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
     FsDirEntry,
-    FsEditOutcome,
-    FsEditRequest,
     FsError,
     FsErrorCode,
     FsInfo,
     FsNotFound,
+    FsNotObserved,
+    FsNotRegularFile,
     FsNotText,
     FsPathInfo,
     FsSandboxDenied,
     FsStaleVersion,
     FsTarget,
-    FsTargetKey,
     FsTextStream,
     FsTooLarge,
     FsVersion,
@@ -44,11 +45,14 @@ from fsseam.seam import (
     FsWriteOutcome,
     ReplaceIfVersion,
 )
+from fsseam.seam.filesystem import EditBasis
 
 __all__ = ["DEFAULT_DENY", "DEFAULT_MAX_EDIT_BYTES", "FsspecFileSystem", "open_fs"]
 
 DEFAULT_MAX_EDIT_BYTES = 10 * 1024 * 1024
 _RETRIES = 16
+
+T = TypeVar("T")
 
 
 class _TextStream(FsTextStream):
@@ -79,6 +83,11 @@ class FsspecFileSystem(FileSystem):
     ``max_edit_bytes`` bounds the files ``edit_text`` loads and produces.
     ``deny`` lists glob patterns, relative to the root, that can never be read
     or written (default ``.git/**`` and ``**/.env``; pass ``()`` for none).
+
+    Paths follow one model chosen here from the dialect
+    (:class:`~fsseam.backends.paths.LocalPaths` or
+    :class:`~fsseam.backends.paths.KeyPaths`); the edit and walk loops are
+    the seam's.
     """
 
     def __init__(
@@ -91,25 +100,19 @@ class FsspecFileSystem(FileSystem):
         deny: tuple[str, ...] | list[str] = DEFAULT_DENY,
     ) -> None:
         self._fs = fs
-        self._deny_rules = DenyRules(deny)
+        rules = DenyRules(deny)
         self._dialect: Dialect = dialect_for(fs)
-        self._protocols = protocols(fs)
         self._read_only = read_only
         self._max_edit_bytes = max_edit_bytes
-        self._local = self._dialect.local_paths
-        if self._local:
-            if root.startswith("file://"):
-                root = root[len("file://") :]
-            real = os.path.realpath(os.path.abspath(os.path.expanduser(root)))
-            if not os.path.isdir(real):
-                raise FileNotFoundError(
-                    f"workspace root {root!r} is not an existing directory; create it first"
-                )
-            self._root = real
+        self._paths: PathModel
+        if self._dialect.local_paths:
+            self._paths = LocalPaths(root, rules, self._dialect.url)
         else:
-            stripped = str(fs._strip_protocol(root)).rstrip("/")
-            self._root = stripped or str(fs.root_marker)
-        self._dialect.root = self._root
+            self._paths = KeyPaths(root, rules, self._dialect.url, fs=fs, protocols=protocols(fs))
+        self._dialect.root = self._paths.root
+        if isinstance(self._dialect, LocalDialect):
+            # Checked again on every descriptor it opens, where a race cannot slip past.
+            self._dialect.deny = rules
         self._capabilities = FsCapabilities(
             atomic_conditional_write=self._dialect.atomic_conditional_write,
             read_only=read_only,
@@ -134,7 +137,7 @@ class FsspecFileSystem(FileSystem):
     @property
     def root(self) -> str:
         """The root as a display path (absolute local path or URL)."""
-        return self._dialect.url(self._root)
+        return self._paths.display_root
 
     @property
     def max_edit_bytes(self) -> int:
@@ -147,213 +150,149 @@ class FsspecFileSystem(FileSystem):
 
     # -- paths ---------------------------------------------------------------
 
-    def _deny(self, path: str, why: str) -> FsSandboxDenied:
-        return FsSandboxDenied(f'"{path}" {why}; paths must stay inside {self.root}')
-
-    def _check_syntax(self, path: str) -> None:
-        if not isinstance(path, str):
-            raise self._deny(repr(path), "is not a string")
-        problem = syntax_problem(path)
-        if problem is not None:
-            raise self._deny(path.replace("\x00", "\\0"), problem)
-
-    def _contained(self, candidate: str) -> bool:
-        root = self._root
-        if candidate == root:
-            return True
-        prefix = root if root.endswith("/") else root + "/"
-        return candidate.startswith(prefix)
-
-    def _check_denied(self, path: str, *stores: str) -> None:
-        root = self._root.rstrip("/")
-        for store in stores:
-            relative = store[len(root) :].lstrip("/")
-            pattern = self._deny_rules.match(relative)
-            if pattern is not None:
-                raise FsSandboxDenied(
-                    f'"{path}" matches the deny pattern "{pattern}"; '
-                    "fsseam never reads or writes it"
-                )
-
-    def _local_join(self, path: str, cwd: str | None) -> str:
-        if "://" in path:
-            if not path.startswith("file://"):
-                raise self._deny(path, "belongs to another store")
-            path = path[len("file://") :]
-        if os.path.isabs(path):
-            return path
-        base = self._root if cwd is None else self._local_path(cwd, None, follow=True)
-        return os.path.join(base, path)
-
-    def _local_path(self, path: str, cwd: str | None, *, follow: bool) -> str:
-        real, display = self._local_resolve(path, cwd)
-        return real if follow else display
-
-    def _local_resolve(self, path: str, cwd: str | None) -> tuple[str, str]:
-        """``(real, display)``: the path with every symlink resolved, and with all but the last.
-
-        Both must lie inside the root. With ``..`` in the path the two are the
-        same (a lexical ``..`` after a symlink would name another file).
-        """
-        self._check_syntax(path)
-        joined = self._local_join(path, cwd)
-        parent, name = os.path.split(joined)
-        if name in ("", ".", "..") or "/../" in joined or joined.startswith("../"):
-            real = display = os.path.realpath(joined)
-        else:
-            display = os.path.join(os.path.realpath(parent), name)
-            real = os.path.realpath(display) if os.path.islink(display) else display
-        if not (self._contained(real) and self._contained(display)):
-            raise self._deny(path, "resolves outside the workspace")
-        return real, display
-
-    def _store_path(self, path: str, cwd: str | None) -> str:
-        self._check_syntax(path)
-        if "://" in path:
-            proto = path.split("://", 1)[0]
-            if proto not in self._protocols:
-                raise self._deny(path, "belongs to another store")
-            store = str(self._fs._strip_protocol(path))
-        elif path.startswith("/"):
-            store = str(self._fs.root_marker) + path.lstrip("/")
-        else:
-            base = self._root if cwd is None else self._store_path(cwd, None)
-            store = base.rstrip("/") + "/" + path
-        # Normalise lexically under a fake "/" so ".." can never climb past it.
-        marker = str(self._fs.root_marker)
-        normal = posixpath.normpath("/" + store.lstrip("/"))
-        normal = marker + normal.lstrip("/") if marker == "" else normal
-        if not self._contained(normal):
-            raise self._deny(path, "resolves outside the workspace")
-        return normal
-
-    def _target(self, store: str) -> FsTarget:
-        key = store if self._local else self._dialect.url(store)
-        return FsTarget(FsTargetKey(key), self._dialect.url(store))
-
-    def _path_of(self, target: FsTarget, *, verified_later: bool = False) -> str:
-        """Re-contain a target on every use (a symlink may have moved since resolve).
-
-        ``verified_later``: the local dialect re-validates the descriptor it
-        opens, which is both cheaper and race-free, so the path walk is skipped.
-        """
-        if self._local:
-            key = target.target_key
-            real = key if verified_later else os.path.realpath(key)
-            if not self._contained(real):
-                raise self._deny(target.display_path, "resolves outside the workspace")
-            self._check_denied(target.display_path, real)
-            return real
-        store = self._store_path(target.target_key, None)
-        self._check_denied(target.display_path, store)
-        return store
-
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
-        if self._local:
-            real, display = self._local_resolve(path, cwd)
-            self._check_denied(path, real, display)
-            return FsTarget(FsTargetKey(real), display)
-        store = self._store_path(path, cwd)
-        self._check_denied(path, store)
-        return self._target(store)
+        return await self._paths.offload(self._paths.resolve, path, cwd)
+
+    async def _near(self, path: str) -> str | None:
+        """The stored spelling of ``path`` when it differs from it only by Unicode normalization.
+
+        macOS stores names in NFD; a model types NFC. For each non-ASCII
+        component missing as spelled, the parent is listed for a name with
+        the same NFC form, and that name is used: a file is never created
+        beside a name that merely looks the same. ``None`` when nothing
+        differs (an ASCII path costs nothing); ``FS_NOT_FOUND`` naming them
+        when several names match.
+        """
+        relative = self._paths.relative(path)
+        if relative.isascii():
+            return None
+        current = self._paths.root
+        moved = False
+        for part in relative.split("/"):
+            child = posixpath.join(current, part)
+            if part.isascii():
+                current = child
+                continue
+            try:
+                names = [entry.name for entry in await self._dialect.list_dir(current)]
+            except FsError:
+                return None  # the parent is missing too: nothing to collide with
+            if part in names:
+                current = child
+                continue
+            want = unicodedata.normalize("NFC", part)
+            near = [name for name in names if unicodedata.normalize("NFC", name) == want]
+            if not near:
+                return None
+            if len(near) > 1:
+                spelled = ", ".join(f'"{_escaped(name)}"' for name in sorted(near))
+                raise FsNotFound(
+                    f'"{self._dialect.url(path)}" does not exist as spelled; in '
+                    f'"{self._dialect.url(current)}", {spelled} differ from "{_escaped(part)}" '
+                    "only by Unicode normalization: name one of them exactly"
+                )
+            current = posixpath.join(current, near[0])
+            moved = True
+        if not moved:
+            return None
+        self._paths.check_denied(self._dialect.url(current), current)
+        return current
+
+    async def _on_file(self, target: FsTarget, operation: Callable[[str], Awaitable[T]]) -> T:
+        """``operation(store path)`` of a file target, retried on its near spelling if missing."""
+        path = self._paths.file_store_of(target)
+        try:
+            return await operation(path)
+        except FsNotFound:
+            near = await self._near(path)
+            if near is None:
+                raise
+        return await operation(near)
 
     # -- reads ---------------------------------------------------------------
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
-        return await self._dialect.stat(self._path_of(target))
+        path = self._paths.store_of(target)
+        info = await self._dialect.stat(path)
+        if info is None:
+            near = await self._near(path)
+            if near is not None:
+                info = await self._dialect.stat(near)
+        return info
 
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
-        store = (
-            self._local_path(path, cwd, follow=False)
-            if self._local
-            else self._store_path(path, cwd)
-        )
-        self._check_denied(path, store)
+        store = await self._paths.offload(self._paths.lstat_path, path, cwd)
         return await self._dialect.lstat(store)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[FsTextStream]:
         @asynccontextmanager
         async def opened() -> AsyncIterator[FsTextStream]:
-            path = self._path_of(target, verified_later=True)
-            async with self._dialect.open_read(path) as reader:
+            async with AsyncExitStack() as stack:
+
+                async def enter(path: str) -> RawReader:
+                    return await stack.enter_async_context(self._dialect.open_read(path))
+
+                reader = await self._on_file(target, enter)
                 yield _TextStream(reader, target.display_path)
 
         return opened()
 
     async def read_text(self, target: FsTarget) -> str:
-        data, _ = await self._dialect.read_bytes(self._path_of(target, verified_later=True))
+        data, _ = await self._on_file(target, self._dialect.read_bytes)
         return textmod.decode(data, target.display_path)[0]
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
-        path = self._path_of(target)
+        path = self._paths.store_of(target)
         try:
             raw = await self._dialect.list_dir(path)
         except FsNotFound:
             # An object-store prefix exists once something is under it: an
             # empty root lists as empty, unless its bucket is missing.
-            if not self._local and path == self._root and await self._dialect.bucket_exists(path):
-                return []
-            raise
+            if path == self._paths.root and self._paths.implicit_directories:
+                if await self._dialect.bucket_exists(path):
+                    return []
+                raise
+            near = await self._near(path)
+            if near is None:
+                raise
+            path, raw = near, await self._dialect.list_dir(near)
+        kept = [item for item in raw if not self._dialect.is_internal(item.name)]
+        targets = await self._paths.children(path, kept)
         entries = [
-            FsDirEntry(
-                name=item.name,
-                type=item.type,
-                target=self._child_target(path, item.name, item.type == "symlink"),
-                version=item.version,
-                size=item.size,
-            )
-            for item in raw
-            if not self._dialect.is_internal(item.name)
+            FsDirEntry(item.name, item.type, child, item.version, item.size)
+            for item, child in zip(kept, targets, strict=True)
         ]
         entries.sort(key=lambda entry: entry.name)
         return entries
-
-    def _child_target(self, parent: str, name: str, symlink: bool) -> FsTarget:
-        if not self._local:
-            return self._target(posixpath.join(parent, name))
-        child = os.path.join(parent, name)
-        # parent is already symlink-free: only a link child needs resolving (one
-        # realpath walk per listed link, not per entry).
-        real = os.path.realpath(child) if symlink else child
-        key = real if self._contained(real) else child
-        return FsTarget(FsTargetKey(key), child)
 
     async def walk(
         self, target: FsTarget, *, max_depth: int | None = None
     ) -> AsyncIterator[FsWalkEntry]:
         if max_depth is not None and max_depth < 1:
             raise ValueError("max_depth must be 1 or more (or None for no limit)")
-        top = self._path_of(target)
-        root = self._root.rstrip("/")
+        paths = self._paths
+        top = paths.store_of(target)
         base = top.rstrip("/") + "/"
-
-        def relative(store: str) -> str:
-            return store[len(root) :].lstrip("/")
-
-        def descend(store: str) -> bool:
-            # A denied directory is not entered; on local disk neither is one
-            # that a symlink replaced since it was listed (realpath moves).
-            if self._deny_rules.match(relative(store)) is not None:
-                return False
-            return not self._local or os.path.realpath(store) == store
-
-        listing = self._dialect.walk(top, max_depth=max_depth, descend=descend)
+        # A denied directory is not entered (the local dialect also refuses to
+        # enter one that a symlink replaced since it was listed).
+        listing = self._dialect.walk(top, max_depth=max_depth, descend=paths.descend)
         try:
             first = await anext(listing)
         except StopAsyncIteration:
             return
         except FsNotFound:
-            if not self._local and top == self._root and await self._dialect.bucket_exists(top):
+            empty_root = paths.implicit_directories and top == paths.root
+            if empty_root and await self._dialect.bucket_exists(top):
                 return  # an empty object-store root, as in list_dir
             raise
         pending: tuple[str, RawEntry] | None = first
         try:
             while pending is not None:
                 rel, raw = pending
-                store = base + rel
-                if not self._dialect.is_internal(raw.name) and self._walkable(store, raw):
-                    target = self._walk_target(store, raw)
-                    yield FsWalkEntry(rel, raw.type, target, raw.version, raw.size)
+                if not self._dialect.is_internal(raw.name):
+                    found = await paths.walked(base + rel, raw)
+                    if found is not None:
+                        yield FsWalkEntry(rel, raw.type, found, raw.version, raw.size)
                 pending = await anext(listing, None)
         finally:
             # A caller that stops early closes us; close the store listing now,
@@ -361,26 +300,6 @@ class FsspecFileSystem(FileSystem):
             close = getattr(listing, "aclose", None)
             if close is not None:
                 await close()
-
-    def _walkable(self, store: str, raw: RawEntry) -> bool:
-        """True when ``resolve`` would accept the entry: not denied, no way out of the root."""
-        root = self._root.rstrip("/")
-        if self._deny_rules.match(store[len(root) :].lstrip("/")) is not None:
-            return False
-        if self._local and raw.type == "symlink":
-            real = os.path.realpath(store)
-            return self._contained(real) and (
-                self._deny_rules.match(real[len(root) :].lstrip("/")) is None
-            )
-        return True
-
-    def _walk_target(self, store: str, raw: RawEntry) -> FsTarget:
-        if not self._local:
-            return self._target(store)
-        # Below a directory already checked to be its own realpath, only a
-        # symlink can lead elsewhere; skip the realpath walk for the rest.
-        key = os.path.realpath(store) if raw.type == "symlink" else store
-        return FsTarget(FsTargetKey(key), store)
 
     # -- maintenance -----------------------------------------------------------
 
@@ -391,7 +310,7 @@ class FsspecFileSystem(FileSystem):
         object. Refused in read-only mode; ``FS_NOT_FOUND`` when absent.
         """
         self._check_writable(target)
-        await self._dialect.remove(self._path_of(target))
+        await self._dialect.remove(self._paths.file_store_of(target))
 
     # -- writes --------------------------------------------------------------
 
@@ -421,6 +340,44 @@ class FsspecFileSystem(FileSystem):
         except FsNotFound:
             return None
 
+    async def _current_or_directory(
+        self, path: str, target: FsTarget
+    ) -> tuple[bytes | None, bool, FsInfo] | None:
+        """:meth:`_current`, with a directory at ``path`` worded for a write (and its fix)."""
+        try:
+            return await self._current(path)
+        except FsNotRegularFile as exc:
+            raise await self._write_onto(path, target, exc) from None
+
+    async def _write_onto(self, path: str, target: FsTarget, exc: FsError) -> FsError:
+        """A store's "not a regular file" for a write: the directory case says what works."""
+        info = await self._dialect.stat(path)
+        if info is None or info.type != "directory":
+            return exc
+        shown = target.display_path.rstrip("/")
+        return FsNotRegularFile(
+            f'"{shown}" is a directory, so it cannot be written as a file; write to a path '
+            f'inside it (such as "{shown}/notes.txt") or choose another name'
+        )
+
+    async def _create(self, target: FsTarget, path: str, content: str) -> FsWriteOutcome:
+        near = await self._near(path)
+        try:
+            stored = await self._dialect.put(
+                near or path, textmod.encode(content, False), CreateIfAbsent()
+            )
+        except FsNotRegularFile as exc:
+            raise await self._write_onto(near or path, target, exc) from None
+        except FsNotObserved:
+            if near is None:
+                raise
+            raise FsNotObserved(
+                f'"{target.display_path}" already exists, stored as '
+                f'"{_escaped(posixpath.basename(near))}" (the same name in another Unicode '
+                "normalization form), and was not read before this write"
+            ) from None
+        return FsWriteOutcome("create", stored.version, None, content)
+
     async def write_text(
         self,
         target: FsTarget,
@@ -428,12 +385,18 @@ class FsspecFileSystem(FileSystem):
         expected: FsWriteIntent | None = None,
     ) -> FsWriteOutcome:
         self._check_writable(target)
-        path = self._path_of(target, verified_later=True)
+        path = self._paths.file_store_of(target)
         if isinstance(expected, CreateIfAbsent):
-            stored = await self._dialect.put(path, textmod.encode(content, False), expected)
-            return FsWriteOutcome("create", stored.version, None, content)
+            return await self._create(target, path, content)
+        settled = False
         for _ in range(_RETRIES):
-            current = await self._current(path)
+            current = await self._current_or_directory(path, target)
+            if current is None and not settled:
+                settled = True
+                near = await self._near(path)
+                if near is not None:
+                    path = near
+                    current = await self._current_or_directory(path, target)
             if isinstance(expected, ReplaceIfVersion) and (
                 current is None or current[2].version != expected.version
             ):
@@ -462,76 +425,38 @@ class FsspecFileSystem(FileSystem):
             FsErrorCode.FS_STALE_VERSION,
         )
 
-    async def edit_text(
-        self,
-        target: FsTarget,
-        edit: FsEditRequest,
-        expected: FsVersion | None = None,
-    ) -> FsEditOutcome:
-        def apply(text: str, name: str) -> textmod.EditResult:
-            return textmod.apply_edit(
-                text, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
-            )
-
-        return await self._edit_with(target, expected, apply)
-
-    async def edit_text_many(
-        self,
-        target: FsTarget,
-        edits: Sequence[FsEditRequest],
-        expected: FsVersion | None = None,
-    ) -> FsEditOutcome:
-        # The same single read + guarded put as edit_text: one critical section
-        # for all the edits, so a multi-edit costs what one edit costs.
-        def apply(text: str, name: str) -> textmod.EditResult:
-            return textmod.apply_edits(text, edits, name=name)
-
-        return await self._edit_with(target, expected, apply)
-
-    async def _edit_with(
-        self,
-        target: FsTarget,
-        expected: FsVersion | None,
-        apply: Callable[[str, str], textmod.EditResult],
-    ) -> FsEditOutcome:
-        """Read, ``apply(text, name)`` in memory, put guarded by the version read."""
+    async def _edit_basis(self, target: FsTarget) -> EditBasis:
+        """One read (bytes, BOM, version) and a commit that is one guarded put."""
         self._check_writable(target)
-        path = self._path_of(target, verified_later=True)
         name = target.display_path
-        for _ in range(_RETRIES):
-            try:
-                data, info = await self._dialect.read_bytes(path, self._max_edit_bytes)
-            except FsNotFound:
-                raise FsStaleVersion(
-                    f'"{name}" does not exist (deleted since it was read, or never created); '
-                    "create it with write"
-                ) from None
-            if expected is not None and info.version != expected:
-                raise FsStaleVersion(f'"{name}" was modified since it was read')
-            before, bom = textmod.decode(data, name)
-            result = apply(before, name)
-            encoded = textmod.encode(result.text, bom)
-            if len(encoded) > self._max_edit_bytes:
+        limit = self._max_edit_bytes
+
+        async def read(path: str) -> tuple[str, bytes, FsInfo]:
+            data, info = await self._dialect.read_bytes(path, limit)
+            return path, data, info
+
+        path, data, info = await self._on_file(target, read)
+        before, bom = textmod.decode(data, name)
+
+        async def commit(edited: str) -> FsVersion:
+            encoded = textmod.encode(edited, bom)
+            if len(encoded) > limit:
                 raise FsTooLarge(
                     f'editing "{name}" would make it {len(encoded)} bytes, over the '
-                    f"{self._max_edit_bytes}-byte edit limit (max_edit_bytes)"
+                    f"{limit}-byte edit limit (max_edit_bytes)"
                 )
-            try:
-                stored = await self._dialect.put(path, encoded, ReplaceIfVersion(info.version))
-            except FsError as exc:
-                if expected is None and exc.code in _RACE_CODES:
-                    continue  # unguarded edit: re-read and re-apply on the new text
-                raise
-            return FsEditOutcome(
-                stored.version, before, result.text, result.replacements, info.version
-            )
-        raise FsError(
-            f'"{name}" kept changing during {_RETRIES} edit attempts; try again',
-            FsErrorCode.FS_STALE_VERSION,
-        )
+            stored = await self._dialect.put(path, encoded, ReplaceIfVersion(info.version))
+            return stored.version
+
+        return EditBasis(before, info.version, commit)
 
 
 _RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})
+
+
+def _escaped(name: str) -> str:
+    """A name with its non-ASCII characters spelled out, so look-alikes can be told apart."""
+    return name if name.isascii() else name.encode("ascii", "backslashreplace").decode()
 
 
 def _maybe_text(data: bytes | None, name: str) -> str | None:

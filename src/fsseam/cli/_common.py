@@ -17,7 +17,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from fsseam.backends import open_fs
+from fsseam.backends import DEFAULT_DENY, open_fs
+from fsseam.backends.containment import DenyRules
 from fsseam.seam import FileSystem, FsError, FsErrorCode
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "INVALID",
     "Abort",
     "Parents",
+    "check_denied",
     "exit_status",
     "flush_stdout",
     "locate",
@@ -173,13 +175,62 @@ def _existing_dir(path: str) -> str:
     return path
 
 
+def _components(location: str) -> list[list[str]]:
+    """The spellings of a location to check, each as path components.
+
+    A local path counts as written and as its real path (a link into ``.git``
+    is ``.git``); a store URL counts from below its bucket.
+    """
+    if _is_store_url(location):
+        rest = location.split("://", 1)[1].lstrip("/")
+        return [[part for part in rest.split("/")[1:] if part]]
+    absolute = os.path.abspath(location.removeprefix("file://"))
+    spellings = [absolute]
+    real = os.path.realpath(absolute)
+    if real != absolute:
+        spellings.append(real)
+    return [[part for part in spelled.split(os.sep) if part] for spelled in spellings]
+
+
+def check_denied(location: str, deny: tuple[str, ...] = DEFAULT_DENY) -> None:
+    """Refuse a location that a deny pattern matches below ANY directory of its path.
+
+    A mount applies its patterns relative to its root, and the CLI picks the
+    root (the current directory, or the path's own parent): from outside a
+    repository, ``/abs/ws/.git/config`` would be ``config`` under a root
+    ``/abs/ws/.git``. Matching every tail of the path makes the answer the
+    same whatever root is chosen, and keeps ``.git`` from ever being mounted.
+    """
+    rules = DenyRules(deny)
+    for parts in _components(location):
+        for start in range(len(parts)):
+            tail = "/".join(parts[start:])
+            pattern = rules.match(tail)
+            if pattern is not None:
+                raise Abort(
+                    FsErrorCode.FS_SANDBOX_DENIED.value,
+                    f'"{location}" matches the deny pattern "{pattern}" (as "{tail}"); '
+                    "fsseam never reads or writes it",
+                )
+
+
 def locate(location: str, root: str | None, *, listing: bool) -> tuple[str, str]:
-    """``(root to mount, path to resolve)`` for a location a person typed."""
+    """``(root to mount, path to resolve)`` for a location a person typed.
+
+    A location a deny pattern covers (below whatever directory) is refused
+    first, so the root chosen here never changes what is denied.
+    """
     if root is not None:
-        if _is_store_url(root) or _is_store_url(location):
+        if _is_store_url(location):
+            check_denied(location)
+            return root, location
+        if _is_store_url(root):
+            check_denied(f"{root.rstrip('/')}/{location}")
             return root, location
         local = location.removeprefix("file://")
+        check_denied(local)
         return root, os.path.abspath(local)
+    check_denied(location)
     if _is_store_url(location):
         protocol, rest = location.split("://", 1)
         bucket = rest.lstrip("/").split("/", 1)[0]
@@ -194,7 +245,12 @@ def locate(location: str, root: str | None, *, listing: bool) -> tuple[str, str]
 
 
 def mount(root: str, options: list[tuple[str, Any]], *, read_only: bool) -> FileSystem:
-    """Open ``root``, turning every failure into an :class:`Abort` a person can act on."""
+    """Open ``root``, turning every failure into an :class:`Abort` a person can act on.
+
+    A root inside a denied place (a ``.git`` directory) is refused: mounted,
+    everything in it would be relative to it and escape the patterns.
+    """
+    check_denied(root)
     storage = dict(options)
     try:
         return open_fs(root, read_only=read_only, **storage)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TypeVar
 
-from fsseam.seam.errors import FsError, FsErrorCode, FsStaleVersion, FsTooLarge
+from fsseam.seam.edits import EditResult, apply_edit, apply_edits
+from fsseam.seam.errors import FsError, FsErrorCode, FsNotFound, FsStaleVersion, FsTooLarge
 from fsseam.seam.types import (
     FsCapabilities,
     FsDirEntry,
@@ -22,9 +25,27 @@ from fsseam.seam.types import (
     ReplaceIfVersion,
 )
 
-__all__ = ["FileSystem", "FsTextStream", "walk_order"]
+__all__ = ["EditBasis", "FileSystem", "FsTextStream", "walk_order", "walk_tree"]
 
 _EDIT_RETRIES = 16
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class EditBasis:
+    """What one edit attempt starts from (see :meth:`FileSystem._edit_basis`)."""
+
+    text: str
+    """The whole current text, BOM excluded."""
+    version: FsVersion
+    """The version of exactly that text."""
+    commit: Callable[[str], Awaitable[FsVersion]]
+    """Store the edited text guarded by ``version``; returns the new version.
+
+    Raises ``FS_STALE_VERSION`` / ``FS_NOT_OBSERVED`` when the file moved on,
+    ``FS_TOO_LARGE`` when the result is over ``max_edit_bytes``.
+    """
 
 
 class FsTextStream(ABC):
@@ -116,7 +137,6 @@ class FileSystem(ABC):
         step where ``capabilities.atomic_conditional_write`` is true.
         """
 
-    @abstractmethod
     async def edit_text(
         self,
         target: FsTarget,
@@ -126,11 +146,22 @@ class FileSystem(ABC):
         """Apply a literal replacement in one critical section.
 
         The version is checked before matching. Raises ``FS_STALE_VERSION``
-        (changed or missing), ``FS_EDIT_NOT_FOUND`` (empty or no match),
+        (changed, or deleted since ``expected`` was read), ``FS_NOT_FOUND``
+        (missing, unguarded call), ``FS_EDIT_NOT_FOUND`` (empty or no match),
         ``FS_AMBIGUOUS_EDIT`` (several matches without ``replace_all``),
         ``FS_TOO_LARGE`` (file or result over ``max_edit_bytes``),
         ``FS_NOT_TEXT``.
+
+        The default is :meth:`edit_text_many`'s loop with one edit, worded as
+        a single edit (no ``edit 1 of 1:``).
         """
+
+        def apply(text: str, name: str) -> EditResult:
+            return apply_edit(
+                text, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
+            )
+
+        return await self._edit_loop(target, expected, apply)
 
     async def walk(
         self, target: FsTarget, *, max_depth: int | None = None
@@ -155,33 +186,27 @@ class FileSystem(ABC):
         """
         if max_depth is not None and max_depth < 1:
             raise ValueError("max_depth must be 1 or more (or None for no limit)")
-        stack: list[tuple[str, list[FsDirEntry]]] = [
-            ("", sorted(await self.list_dir(target), key=_entry_key, reverse=True))
-        ]
-        while stack:
-            prefix, pending = stack[-1]
-            if not pending:
-                stack.pop()
-                continue
-            entry = pending.pop()
-            path = prefix + entry.name
+
+        async def children(_: str, entry: FsDirEntry | None) -> list[FsDirEntry]:
+            return await self.list_dir(target if entry is None else entry.target)
+
+        async def admit(entry: FsDirEntry) -> bool:
             try:
                 await self.resolve(entry.target.display_path)
             except FsError as exc:
                 if exc.code is FsErrorCode.FS_SANDBOX_DENIED:
-                    continue  # denied, or a symlink leading out of the root
+                    return False  # denied, or a symlink leading out of the root
                 raise
+            return True
+
+        async for path, entry in walk_tree(
+            children,
+            name=lambda entry: entry.name,
+            is_directory=lambda entry: entry.type == "directory",
+            max_depth=max_depth,
+            admit=admit,
+        ):
             yield FsWalkEntry(path, entry.type, entry.target, entry.version, entry.size)
-            depth = path.count("/") + 1
-            if entry.type != "directory" or (max_depth is not None and depth >= max_depth):
-                continue
-            try:
-                children = await self.list_dir(entry.target)
-            except FsError as exc:
-                if exc.code in _SKIPPED_DIRECTORY_CODES:
-                    continue
-                raise
-            stack.append((path + "/", sorted(children, key=_entry_key, reverse=True)))
 
     async def edit_text_many(
         self,
@@ -194,48 +219,82 @@ class FileSystem(ABC):
         Each edit applies to the text the previous ones produced; if any
         fails, nothing is written and the error names the edit (``edit 2 of
         3: ...``). Same codes as :meth:`edit_text`; ``replacements`` is the
-        total. The default reads the text and its version from one stream,
-        applies the edits in memory and writes with ``ReplaceIfVersion``; an
-        unguarded call (``expected=None``) retries when it loses a race.
+        total. The default reads the text and its version once
+        (:meth:`_edit_basis`), applies the edits in memory and commits guarded
+        by that version; an unguarded call (``expected=None``) retries when it
+        loses a race.
         """
-        from fsseam.text import apply_edits  # text imports the seam: import late
 
+        def apply(text: str, name: str) -> EditResult:
+            return apply_edits(text, edits, name=name)
+
+        return await self._edit_loop(target, expected, apply)
+
+    async def _edit_basis(self, target: FsTarget) -> EditBasis:
+        """Read what an edit starts from; ``FS_NOT_FOUND`` when nothing is there.
+
+        The default streams the text (refusing files over ``max_edit_bytes``
+        before reading them) and commits with ``write_text`` under
+        ``ReplaceIfVersion``. A backend overrides it to read and write with
+        fewer round trips; the loop around it stays the seam's.
+        """
         name = target.display_path
         limit = self.max_edit_bytes
-        for _ in range(_EDIT_RETRIES):
-            try:
-                async with self.stream_text(target) as stream:
-                    size = stream.info.size
-                    if limit is not None and size is not None and size > limit:
-                        raise FsTooLarge(
-                            f'"{name}" is {size} bytes, over the {limit}-byte edit limit '
-                            "(max_edit_bytes); rewrite it with write, or raise max_edit_bytes"
-                        )
-                    before = "".join([chunk async for chunk in stream])
-                    version = stream.info.version
-            except FsError as exc:
-                if exc.code is FsErrorCode.FS_NOT_FOUND:
-                    raise FsStaleVersion(
-                        f'"{name}" does not exist (deleted since it was read, or never '
-                        "created); create it with write"
-                    ) from None
-                raise
-            if expected is not None and version != expected:
-                raise FsStaleVersion(f'"{name}" was modified since it was read')
-            result = apply_edits(before, edits, name=name)
-            grown = len(result.text.encode("utf-8", "surrogatepass"))
+        async with self.stream_text(target) as stream:
+            size = stream.info.size
+            if limit is not None and size is not None and size > limit:
+                raise FsTooLarge(
+                    f'"{name}" is {size} bytes, over the {limit}-byte edit limit '
+                    "(max_edit_bytes); rewrite it with write, or raise max_edit_bytes"
+                )
+            text = "".join([chunk async for chunk in stream])
+            version = stream.info.version
+
+        async def commit(edited: str) -> FsVersion:
+            grown = len(edited.encode("utf-8", "surrogatepass"))
             if limit is not None and grown > limit:
                 raise FsTooLarge(
                     f'editing "{name}" would make it {grown} bytes, over the '
                     f"{limit}-byte edit limit (max_edit_bytes)"
                 )
+            outcome = await self.write_text(target, edited, ReplaceIfVersion(version))
+            return outcome.version
+
+        return EditBasis(text, version, commit)
+
+    async def _edit_loop(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None,
+        apply: Callable[[str, str], EditResult],
+    ) -> FsEditOutcome:
+        """The one edit loop: read a basis, check ``expected``, ``apply(text, name)``, commit.
+
+        A guarded call reports a missing file as deleted since it was read
+        (``FS_STALE_VERSION``) and any later change as stale; an unguarded one
+        reports a missing file as ``FS_NOT_FOUND`` (nothing was observed: it
+        is simply not there) and re-reads and re-applies when it loses a race.
+        """
+        name = target.display_path
+        for _ in range(_EDIT_RETRIES):
             try:
-                outcome = await self.write_text(target, result.text, ReplaceIfVersion(version))
+                basis = await self._edit_basis(target)
+            except FsNotFound:
+                if expected is None:
+                    raise
+                raise FsStaleVersion(f'"{name}" was deleted since it was read') from None
+            if expected is not None and basis.version != expected:
+                raise FsStaleVersion(f'"{name}" was modified since it was read')
+            result = apply(basis.text, name)
+            try:
+                version = await basis.commit(result.text)
             except FsError as exc:
                 if expected is None and exc.code in _RACE_CODES:
                     continue
                 raise
-            return FsEditOutcome(outcome.version, before, result.text, result.replacements, version)
+            return FsEditOutcome(
+                version, basis.text, result.text, result.replacements, basis.version
+            )
         raise FsStaleVersion(
             f'"{name}" kept changing during {_EDIT_RETRIES} edit attempts; try again'
         )
@@ -263,5 +322,53 @@ def walk_order(path: str, is_directory: bool) -> str:
     return path + "/" if is_directory else path
 
 
-def _entry_key(entry: FsDirEntry) -> str:
-    return walk_order(entry.name, entry.type == "directory")
+async def walk_tree(
+    children: Callable[[str, E | None], Awaitable[list[E]]],
+    *,
+    name: Callable[[E], str],
+    is_directory: Callable[[E], bool],
+    max_depth: int | None = None,
+    admit: Callable[[E], Awaitable[bool]] | None = None,
+    enter: Callable[[str, E], bool] | None = None,
+) -> AsyncIterator[tuple[str, E]]:
+    """The one depth-first walk: ``(relative path, entry)`` in :func:`walk_order`.
+
+    ``children("", None)`` lists the top (its errors propagate);
+    ``children(path, entry)`` a directory below it, skipped when it vanished
+    or refuses listing
+    (``FS_NOT_FOUND``, ``FS_NOT_DIRECTORY``, ``FS_PERMISSION_DENIED``,
+    ``FS_SANDBOX_DENIED``). ``admit(entry)`` false leaves an entry out (and
+    does not enter it); ``enter(path, entry)`` false lists a directory but
+    does not descend into it. ``max_depth=1`` is the top's own children.
+    Only one directory's listing is held per level, so memory follows the
+    depth and the widest directory, never the whole tree.
+    """
+
+    def ordered(entries: list[E]) -> list[E]:
+        # Reverse walk order, so pop() yields them in order.
+        return sorted(entries, key=lambda e: walk_order(name(e), is_directory(e)), reverse=True)
+
+    stack: list[tuple[str, list[E]]] = [("", ordered(await children("", None)))]
+    while stack:
+        prefix, pending = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        entry = pending.pop()
+        if admit is not None and not await admit(entry):
+            continue
+        path = prefix + name(entry)
+        yield path, entry
+        if not is_directory(entry):
+            continue
+        if max_depth is not None and path.count("/") + 1 >= max_depth:
+            continue
+        if enter is not None and not enter(path, entry):
+            continue
+        try:
+            below = await children(path, entry)
+        except FsError as exc:
+            if exc.code in _SKIPPED_DIRECTORY_CODES:
+                continue
+            raise
+        stack.append((path + "/", ordered(below)))
