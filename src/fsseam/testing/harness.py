@@ -26,13 +26,10 @@ from fsseam.seam import (
     FileSystem,
     FsCapabilities,
     FsDirEntry,
-    FsEditOutcome,
-    FsEditRequest,
     FsInfo,
     FsPathInfo,
     FsTarget,
     FsTextStream,
-    FsVersion,
     FsWriteIntent,
     FsWriteOutcome,
 )
@@ -112,7 +109,7 @@ class Harness:
 class DelegatingFileSystem(FileSystem):
     """Forwards every abstract method to ``inner``; override one to change one behaviour.
 
-    Only the abstract methods are forwarded, so ``walk`` and
+    Only the abstract methods are forwarded, so ``walk``, ``edit_text`` and
     ``edit_text_many`` are the base class's defaults, built on the forwarded
     ones (which is how tests exercise those defaults).
     """
@@ -156,9 +153,3 @@ class DelegatingFileSystem(FileSystem):
     ) -> FsWriteOutcome:
         """``inner.write_text``."""
         return await self.inner.write_text(target, content, expected)
-
-    async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
-    ) -> FsEditOutcome:
-        """``inner.edit_text``."""
-        return await self.inner.edit_text(target, edit, expected)

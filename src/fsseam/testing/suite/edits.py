@@ -112,12 +112,16 @@ class EditSuite:
 
         run(body())
 
-    def test_edit_missing_file_is_stale_version(self, fs: FileSystem) -> None:
+    def test_edit_missing_file_is_not_found_unguarded_and_stale_guarded(
+        self, fs: FileSystem
+    ) -> None:
+        # Unguarded, nothing was observed: the file simply is not there (a typo
+        # must not look like a conflict). Guarded, it vanished since it was read.
         async def body() -> None:
             other = await write(fs, "other.txt", "x")
             target = await fs.resolve("missing.txt")
             request = FsEditRequest("x", "y")
-            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request))
+            await expect_error(E.FS_NOT_FOUND, fs.edit_text(target, request))
             await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, other.version))
             assert await fs.stat(target) is None
 

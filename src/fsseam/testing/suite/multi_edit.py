@@ -70,11 +70,13 @@ class MultiEditSuite:
 
         run(body())
 
-    def test_missing_file_is_stale_version(self, fs: FileSystem) -> None:
+    def test_missing_file_is_not_found_unguarded_and_stale_guarded(self, fs: FileSystem) -> None:
         async def body() -> None:
+            other = await write(fs, "other.txt", "x")
             target = await fs.resolve("missing.txt")
             edits = [FsEditRequest("x", "y")]
-            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, edits))
+            await expect_error(E.FS_NOT_FOUND, fs.edit_text_many(target, edits))
+            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, edits, other.version))
             assert await fs.stat(target) is None
 
         run(body())
