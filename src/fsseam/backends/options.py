@@ -176,9 +176,9 @@ def check_storage_options(url_or_path: str, options: Mapping[str, Any]) -> None:
     for option in options:
         if option in valid:
             continue
-        if not valid:
+        if not valid:  # local disk: open_fs mounts it without options
             raise UnknownStorageOption(
-                f"unknown storage option {option!r}: {store} takes no storage options",
+                f"unknown storage option {option!r}: local disk takes no storage options",
                 option,
                 None,
             )
