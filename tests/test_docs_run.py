@@ -10,7 +10,8 @@ What "runs as written on a fresh machine" means here:
   ``moto_server`` resolve) and ``src/`` on ``PYTHONPATH``.
 - ``python`` blocks run as scripts and must exit 0.
 - ``sh`` blocks run under ``bash -e -o pipefail`` and must exit 0: a command
-  shown failing says so itself (``|| echo ...``). Whatever a block starts in
+  shown failing says so itself, ``|| echo "exit $?"  # ... exit N``, and must
+  exit with that N. Whatever a block starts in
   the background is stopped with its process group afterwards. Fixed ports
   (``-p 5555``, ``127.0.0.1:5555``) are replaced with free ones, so parallel
   runs cannot collide; nothing else is rewritten.
@@ -146,6 +147,19 @@ def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
         proc.wait(timeout=10)
     assert proc.returncode == 0, f"{block.id} failed:\n{out}\n{err}"
     assert "Traceback" not in err, f"{block.id}:\n{err}"
+    if block.language == "sh":
+        assert re.findall(r"^exit (\d+)$", out, re.MULTILINE) == _documented_exits(block), out
+
+
+def _documented_exits(block: Block) -> list[str]:
+    """The exit statuses the block's ``|| echo "exit $?"`` lines say they end with."""
+    found = []
+    for line in shell_lines(block.text):
+        if '|| echo "exit $?"' in line:
+            said = re.search(r"#.*\bexit (\d+)\s*$", line)
+            assert said, f"{block.id}: say which exit status: {line}"
+            found.append(said.group(1))
+    return found
 
 
 @pytest.mark.parametrize("block", SETUP, ids=[b.id for b in SETUP])
