@@ -6,8 +6,10 @@
 Needs the ``mcp`` extra and ``npm install`` (which installs
 ``@modelcontextprotocol/server-filesystem`` beside Azurite). Both servers run
 as stdio subprocesses driven by the official MCP Python client, each on its
-own copy of the same workspace; every round calls one, then the other (the
-order alternates), so load on a shared machine hits both alike:
+own copy of the same workspace, with a third: this build of ``fsseam serve``
+with its results reduced to their text, as DESIGN.md's MCP contract asks.
+Every round calls each server once (the order rotates), so load on a shared
+machine hits all alike:
 
 - full read of a 2,000-line, 48 KB file: fsseam ``read`` vs ``read_text_file``;
 - 50 lines at line 1,000: fsseam ``read`` with ``offset=1000, limit=50`` vs
@@ -569,7 +571,7 @@ def section(opts: Options) -> Section:
             f"`fsseam serve` and the reference MCP filesystem server ({REFERENCE} "
             f"{_reference_version(entry)}, node), each a stdio subprocess driven by the official "
             f"MCP Python client, each on its own copy of one workspace; {rounds} rounds, each "
-            "calling one server then the other (alternating which goes first). Times are wall "
+            "calling every server once (the order rotates every round). Times are wall "
             "time per `tools/call` at the client; *CPU ms* is the server process's own CPU time "
             "per call (from `/proc`; the rest of the wall time is waiting: the pipes, the "
             "scheduling of the processes, and in the Python SDK's stdio transport a worker-thread "
@@ -580,7 +582,9 @@ def section(opts: Options) -> Section:
             "rounds, to show what that change buys before it lands. The "
             "reference server has no offset, so its windowed read is `head=1049`, the smallest "
             "call that contains lines 1,000–1,049. fsseam's edit follows one read in the same "
-            "session (made before the rounds; each edit records the version it wrote).",
+            "session (made before the rounds; each edit records the version it wrote); it "
+            "fsyncs the new file before its rename, where the reference server writes a temp "
+            "file and renames it without one, so equal CPU can still mean a longer wait.",
             table(
                 [
                     "call",
