@@ -15,7 +15,7 @@
   that vary (quoted paths and values, ``…``, absolute paths, URLs, numbers,
   lists of names, parenthesised asides), split where fsseam joins a message to its remedy (`` — ``)
   or a field to its problem (``: ``), occurs in one string literal under
-  ``src/fsseam`` (where any one word may be an f-string field). The same
+  ``src/fsseam``, where an f-string field may stand for some of its words. The same
   holds for the quoted messages of docs/tools.md's error-code table.
 """
 
@@ -223,13 +223,24 @@ def _fixed_runs(text: str) -> list[str]:
 
 
 def _said(run: str) -> bool:
-    """Whether some literal says ``run``, any one word of it possibly an f-string field."""
-    words = []
-    for word in run.split():
-        lead, core, tail = re.fullmatch(r"(\W*)(.*?)(\W*)", word).groups()  # type: ignore[union-attr]
-        core_pattern = f"(?:{re.escape(core)}|\x01)" if core else ""
-        words.append(re.escape(lead) + core_pattern + re.escape(tail))
-    return re.search(" ".join(words), _templates()) is not None
+    """Whether some literal says ``run``, where an f-string field may stand for some of its words.
+
+    Each word matches itself, a field (U+0001), or nothing right after a field
+    (the field spans it too); at least half the words, and two, must match
+    themselves, so a field cannot stand for the whole run.
+    """
+    parts = []
+    for index, word in enumerate(run.split()):
+        lead, core, tail = (re.escape(p) for p in re.fullmatch(r"(\W*)(.*?)(\W*)", word).groups())  # type: ignore[union-attr]
+        space = " " if index else ""
+        absorbed = f"|(?<=\x01){tail}" if index else ""
+        parts.append(f"(?:{space}{lead}({core}){tail}|{space}{lead}\x01{tail}{absorbed})")
+    needed = max(2, (len(parts) + 1) // 2)
+    pattern = re.compile("".join(parts))
+    for match in pattern.finditer(_templates()):
+        if sum(group is not None for group in match.groups()) >= needed:
+            return True
+    return False
 
 
 def _quoted_errors(path: Path) -> list[tuple[str, str]]:
@@ -265,3 +276,4 @@ def test_the_error_check_catches_a_reworded_message() -> None:
     assert real == ["was modified since it was read", "re-read the file, then retry"]
     assert all(_said(run) for run in real)
     assert _said("is not a parameter of read (parameters")  # {tool} is a field
+    assert _said("resolves outside the workspace; paths must stay inside")  # {why} is a field
