@@ -211,7 +211,6 @@ def test_read_error_in_a_real_process(ws: Path) -> None:
         (["edit", "notes.txt", "--old", "zeta", "--new", "Z"], 5, "FS_EDIT_NOT_FOUND"),
         (["edit", "notes.txt", "--old", "beta", "--new", "beta"], 2, "INVALID_ARGUMENTS"),
         (["edit", "notes.txt", "--old", "", "--new", "x"], 2, "INVALID_ARGUMENTS"),
-        (["edit", "missing.txt", "--old", "a", "--new", "b"], 5, "FS_STALE_VERSION"),
         (["edit", "notes.txt", "--old", "a", "--new", "b", "--if-version", "v"], 5,
          "FS_STALE_VERSION"),
         (["write", "notes.txt", "--content", "x", "--if-version", "v"], 5, "FS_STALE_VERSION"),
@@ -263,6 +262,18 @@ def test_write_create_only(ws: Path) -> None:
     assert (ws / "notes.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
 
 
+def test_create_only_refusal_gives_a_remedy_a_shell_user_can_follow(cli: Cli, ws: Path) -> None:
+    # The CLI has no session: "read the file, then retry" would refuse again.
+    refused = cli(ws, "write", "notes.txt", "--content", "x", "--create-only")
+    assert refused.status == 5
+    assert refused.err == (
+        f'FS_NOT_OBSERVED: "{ws / "notes.txt"}" already exists, and --create-only never '
+        "replaces a file — drop --create-only to replace it, or pass --if-version V (V from "
+        "fsseam read --show-version) to replace it only while it is unchanged\n"
+    )
+    assert "read the file" not in refused.err
+
+
 def test_write_create_only_of_a_new_file(cli: Cli, ws: Path) -> None:
     created = cli(ws, "write", "fresh.txt", "--content", "x", "--create-only")
     assert created.status == 0
@@ -277,8 +288,61 @@ def test_write_if_version(cli: Cli, ws: Path) -> None:
     stale = cli(ws, "write", "notes.txt", "--content", "v3\n", "--if-version", before)
     assert stale.status == 5
     assert stale.err.startswith("FS_STALE_VERSION: ")
-    assert stale.err.rstrip().endswith("re-read the file, then retry")
+    assert stale.err.rstrip().endswith("then retry the write with that --if-version")
     assert path.read_bytes() == b"v2\n"
+
+
+@pytest.mark.parametrize("spelling", ["as printed", "quoted"])
+def test_if_version_takes_the_version_with_or_without_quotes_on_local_disk(
+    cli: Cli, ws: Path, spelling: str
+) -> None:
+    path = ws / "notes.txt"
+    version = version_of(path)
+    given = version if spelling == "as printed" else f'"{version}"'
+    ok = cli(ws, "edit", "notes.txt", "--old", "beta", "--new", "B", "--if-version", given)
+    assert ok.status == 0, ok.err
+    stale = cli(ws, "write", "notes.txt", "--content", "x\n", "--if-version", given)
+    assert stale.status == 5
+    assert stale.err.startswith("FS_STALE_VERSION: ")
+    assert path.read_bytes() == b"alpha\nB\ngamma\n"
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["", " ", "two words", '"unbalanced', 'unbalanced"', 'in"side', "line\nbreak", '""'],
+)
+def test_malformed_version_is_a_usage_error_saying_what_a_version_looks_like(
+    cli: Cli, ws: Path, version: str
+) -> None:
+    for command in (["edit", "notes.txt", "--old", "beta", "--new", "B"],
+                    ["write", "notes.txt", "--content", "x"]):  # fmt: skip
+        run = cli(ws, *command, "--if-version", version)
+        assert run.status == 2, run.err
+        assert "is not a version" in run.err
+        assert "fsseam read --show-version" in run.err
+    assert (ws / "notes.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
+
+
+def test_misspelt_storage_option_is_a_usage_error_naming_the_closest(cli: Cli, ws: Path) -> None:
+    run = cli(ws, "ls", "s3://some-bucket/ws", "-o", "endpoint_ur=http://127.0.0.1:1")
+    assert run.status == 2, run.err
+    assert run.err.startswith("INVALID_ARGUMENTS: ")
+    assert "'endpoint_ur'" in run.err
+    assert "did you mean 'endpoint_url'?" in run.err
+
+
+@pytest.mark.parametrize("command", [["read", "notes.txt"], ["ls"], ["write", "x.txt"],
+                                     ["edit", "notes.txt", "--old", "a", "--new", "b"],
+                                     ["doctor", "."], ["serve", "."]])  # fmt: skip
+def test_storage_options_on_local_disk_are_a_usage_error(
+    cli: Cli, ws: Path, command: list[str]
+) -> None:
+    # Local disk takes none; they used to be ignored without a word.
+    run = cli(ws, *command, "-o", "anon=true", stdin=b"x")
+    assert run.status == 2, run.err
+    assert "unknown storage option 'anon': local disk takes no storage options" in run.err
+    assert sorted(p.name for p in ws.iterdir()) == ["crlf.txt", "notes.txt", "sub"]
+    assert (ws / "notes.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
 
 
 def test_write_refuses_non_utf8_stdin(cli: Cli, ws: Path) -> None:
@@ -305,10 +369,21 @@ def test_edit_stale_in_a_real_process(ws: Path) -> None:
     run = fsseam(ws, "edit", "notes.txt", "--old", "beta", "--new", "B", "--if-version", "old")
     assert run.returncode == 5
     assert run.stdout == ""
+    path = ws / "notes.txt"
     assert run.stderr == (
-        f'FS_STALE_VERSION: "{ws / "notes.txt"}" was modified since it was read'
-        " — re-read the file, then retry\n"
+        f'FS_STALE_VERSION: "{path}" was modified since it was read — get its current '
+        f'version with fsseam read "{path}" --show-version, then retry the edit with that '
+        "--if-version\n"
     )
+
+
+def test_edit_of_a_missing_file_is_not_found_not_a_conflict(ws: Path) -> None:
+    # A typo is not a conflict: a script retrying on exit 5 would loop on it.
+    run = fsseam(ws, "edit", "missing.txt", "--old", "a", "--new", "b")
+    assert run.returncode == 3, run.stderr
+    assert run.stdout == ""
+    assert run.stderr.startswith(f'FS_NOT_FOUND: "{ws / "missing.txt"}"')
+    assert not (ws / "missing.txt").exists()
 
 
 def test_edit_replace_all_at_a_version(cli: Cli, ws: Path) -> None:
@@ -528,3 +603,25 @@ def test_missing_bucket_is_not_found_while_an_empty_prefix_lists_empty(
     with pytest.raises(FsError) as caught:
         asyncio.run(listing("s3://no-such-bucket-fsseam/ws"))
     assert caught.value.code is FsErrorCode.FS_NOT_FOUND
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("spelling", ["as printed", "without quotes"])
+def test_s3_if_version_takes_the_etag_with_or_without_its_quotes(
+    cli: Cli, tmp_path: Path, s3_bucket: Any, spelling: str
+) -> None:
+    options = [f"{k}={v}" for k, v in s3_bucket.storage_options.items()]
+    o = [arg for option in options for arg in ("-o", option)]
+    url = s3_bucket.url + "/notes.txt"
+    assert cli(tmp_path, "write", url, "--content", "alpha\nbeta\n", *o).status == 0
+    read = cli(tmp_path, "read", url, "--show-version", *o)
+    printed = read.err.strip()
+    assert printed.startswith('"')
+    assert printed.endswith('"')  # S3 ETags are quoted
+    given = printed if spelling == "as printed" else printed.strip('"')
+    edit = cli(tmp_path, "edit", url, "--old", "beta", "--new", "B", "--if-version", given, *o)
+    assert edit.status == 0, edit.err
+    stale = cli(tmp_path, "write", url, "--content", "x", "--if-version", given, *o)
+    assert stale.status == 5, stale.err
+    assert stale.err.startswith("FS_STALE_VERSION: ")
+    assert "1: alpha\n2: B\n" in cli(tmp_path, "read", url, *o).out

@@ -20,6 +20,7 @@ from fsseam import text as textmod
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules
 from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_for, protocols
 from fsseam.backends.dialects.base import RawEntry, RawReader
+from fsseam.backends.options import check_storage_options
 from fsseam.backends.paths import KeyPaths, LocalPaths, PathModel
 from fsseam.seam import (
     CreateIfAbsent,
@@ -482,6 +483,7 @@ def open_fs(
     (relative to the root) can never be read or written. ``storage_options``
     go straight to fsspec (cloud dialects add cache-safe defaults).
     """
+    check_storage_options(url_or_path, storage_options)  # a misspelt option is a TypeError
     if "://" not in url_or_path or url_or_path.startswith("file://"):
         fs: fsspec.AbstractFileSystem = LocalFileSystem()
         return FsspecFileSystem(

@@ -4,12 +4,19 @@ Every file command is its own process, so there is no policy session: ``write``
 and ``edit`` are unconditional (still atomic) unless ``--if-version`` or
 ``--create-only`` hands the store a guard. They run through the same tools as
 an agent, so what they print is byte for byte what a model would see.
+
+Versions are accepted as ``read --show-version`` prints them or without their
+quotes (S3 ETags are quoted; a person pasting one often drops them): a guarded
+command looks the file's version up and uses the store's own spelling when the
+two differ only by quotes. A refusal's remedy says what to do at a shell
+(``--if-version``, ``--create-only``), not what a model would do.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -30,14 +37,35 @@ from fsseam.seam import (
     FS_EDIT_INTENT,
     FS_WRITE_INTENT,
     CreateIfAbsent,
+    FileSystem,
     FsErrorCode,
+    FsTarget,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
 )
 from fsseam.tools import FileTools
 
-__all__ = ["register"]
+__all__ = ["register", "version_argument"]
+
+VERSION_SHAPE = (
+    "a version is one word, as 'fsseam read --show-version' prints it, quotes optional: "
+    "65024:1483140:23:1796033353056067265:1796033353056067265 (local disk), "
+    '"f6736399904ad9999a5ea1b6a80f0930" (S3), 1712345678901234 (GCS), 0x8DC2A... (Azure)'
+)
+"""What a version looks like, for the usage error of a malformed ``--if-version``."""
+
+# The model-facing remedies FileTools appends; a person at a shell gets a CLI one.
+_TOOL_REMEDY = re.compile(r" — (?:re-)?read the file, then retry$", re.MULTILINE)
+
+
+def version_argument(text: str) -> str:
+    """``--if-version V``: one word, optionally in double quotes; else a usage error (exit 2)."""
+    version = text.strip()
+    bare = version[1:-1] if len(version) >= 2 and version[0] == version[-1] == '"' else version
+    if not bare or '"' in bare or any(ch.isspace() or not ch.isprintable() for ch in bare):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a version; {VERSION_SHAPE}")
+    return version
 
 
 def register(parents: Parents) -> None:
@@ -69,6 +97,7 @@ def register(parents: Parents) -> None:
     guard.add_argument(
         "--if-version",
         metavar="V",
+        type=version_argument,
         help="replace only while the file is at version V (else exit 5)",
     )
     guard.add_argument(
@@ -91,7 +120,10 @@ def register(parents: Parents) -> None:
     edit.add_argument("--new", required=True, metavar="TEXT", help="replacement text")
     edit.add_argument("--replace-all", action="store_true", help="replace every occurrence")
     edit.add_argument(
-        "--if-version", metavar="V", help="edit only while the file is at version V (else exit 5)"
+        "--if-version",
+        metavar="V",
+        type=version_argument,
+        help="edit only while the file is at version V (else exit 5)",
     )
     edit.add_argument("--show-version", action="store_true", help="print the new version on stderr")
     edit.set_defaults(run=_cmd_edit)
@@ -110,15 +142,63 @@ def register(parents: Parents) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Guard:
-    """Plugin answering the write/edit intents with the guard given on the command line."""
+    """Plugin answering the write/edit intents with the guard given on the command line.
 
-    write: FsWriteIntent | None = None
-    edit: FsVersion | None = None
+    ``if_version`` (as typed) guards a replace or an edit; ``create_only`` a create.
+    """
+
+    if_version: str | None = None
+    create_only: bool = False
 
     def setup(self, ctx: Context) -> None:
         """Answer ``fs/write-intent`` and ``fs/edit-intent`` on ``ctx``."""
-        ctx.on(FS_WRITE_INTENT, lambda actor, target: self.write)
-        ctx.on(FS_EDIT_INTENT, lambda actor, target: self.edit)
+        given = self.if_version
+
+        async def version(target: FsTarget) -> FsVersion | None:
+            return None if given is None else await _as_stored(ctx.fs, target, given)
+
+        async def write_intent(actor: object, target: FsTarget) -> FsWriteIntent | None:
+            if self.create_only:
+                return CreateIfAbsent()
+            pinned = await version(target)
+            return None if pinned is None else ReplaceIfVersion(pinned)
+
+        async def edit_intent(actor: object, target: FsTarget) -> FsVersion | None:
+            return await version(target)
+
+        ctx.on(FS_WRITE_INTENT, write_intent)
+        ctx.on(FS_EDIT_INTENT, edit_intent)
+
+
+async def _as_stored(fs: FileSystem, target: FsTarget, given: str) -> FsVersion:
+    """``given`` in the store's own spelling when it differs only by quotes, else as given.
+
+    The store still decides: a version that no longer matches is refused by the
+    conditional write itself (exit 5), whichever spelling was sent.
+    """
+    with seam_errors(f"cannot look up the version of {target.display_path}"):
+        info = await fs.stat(target)
+    if info is not None and info.version != given and info.version.strip('"') == given.strip('"'):
+        return info.version
+    return FsVersion(given)
+
+
+def _cli_remedy(args: argparse.Namespace, tool: str, code: str, message: str, shown: str) -> str:
+    """The tool's refusal, with a remedy a person at a shell can follow."""
+    if code == FsErrorCode.FS_NOT_OBSERVED and getattr(args, "create_only", False):
+        return (
+            f'"{shown}" already exists, and --create-only never replaces a file — drop '
+            "--create-only to replace it, or pass --if-version V (V from fsseam read "
+            "--show-version) to replace it only while it is unchanged"
+        )
+    if code == FsErrorCode.FS_STALE_VERSION and getattr(args, "if_version", None) is not None:
+        remedy = (
+            f' — get its current version with fsseam read "{shown}" --show-version, '
+            f"then retry the {tool} with that --if-version"
+        )
+        cut = _TOOL_REMEDY.sub(remedy, message, count=1)
+        return cut if cut != message else message + remedy
+    return message
 
 
 def _run_tool(
@@ -134,10 +214,21 @@ def _run_tool(
     ctx.plugin(FileTools())
     if guard is not None:
         ctx.plugin(guard)
-    result = asyncio.run(ctx.tools.execute(tool, {"file_path": path, **call}))
+
+    async def run() -> tuple[Any, str]:
+        result = await ctx.tools.execute(tool, {"file_path": path, **call})
+        shown = path
+        if result.is_error:
+            # Only a refusal's remedy needs the path as the store shows it.
+            with seam_errors(f"cannot resolve {path}"):
+                shown = (await ctx.fs.resolve(path)).display_path
+        return result, shown
+
+    result, shown = asyncio.run(run())
     if result.is_error:
         code = (result.error or {}).get("code", FsErrorCode.FS_IO_ERROR.value)
-        raise Abort(code, result.text.removeprefix(f"{code}: "))
+        message = result.text.removeprefix(f"{code}: ")
+        raise Abort(code, _cli_remedy(args, tool, code, message, shown))
     print(result.text)
     if getattr(args, "show_version", False) and result.value:
         flush_stdout()
@@ -167,16 +258,14 @@ def _stdin_text() -> str:
 def _cmd_write(args: argparse.Namespace) -> int:
     content = args.content if args.content is not None else _stdin_text()
     guard: _Guard | None = None
-    if args.if_version is not None:
-        guard = _Guard(write=ReplaceIfVersion(FsVersion(args.if_version)))
-    elif args.create_only:
-        guard = _Guard(write=CreateIfAbsent())
+    if args.if_version is not None or args.create_only:
+        guard = _Guard(if_version=args.if_version, create_only=args.create_only)
     return _run_tool(args, "write", {"content": content}, read_only=False, guard=guard)
 
 
 def _cmd_edit(args: argparse.Namespace) -> int:
     call = {"old_string": args.old, "new_string": args.new, "replace_all": args.replace_all}
-    guard = None if args.if_version is None else _Guard(edit=FsVersion(args.if_version))
+    guard = None if args.if_version is None else _Guard(if_version=args.if_version)
     return _run_tool(args, "edit", call, read_only=False, guard=guard)
 
 

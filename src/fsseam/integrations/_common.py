@@ -1,0 +1,111 @@
+"""What the framework adapters share: string sessions, strict schemas, null-as-default.
+
+No framework is imported here; each adapter module imports its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from fsseam.host import Agent, Context, ToolExecution
+
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "execution_for",
+    "session_string",
+    "strict_schema",
+    "tool_specs",
+    "without_null_defaults",
+]
+
+READ_ONLY_TOOLS = frozenset({"read", "ls", "glob", "grep"})
+"""Tools that change nothing; every other tool is treated as one that may write."""
+
+
+def session_string(value: object, *, source: str) -> str:
+    """``value`` as the policy session: a non-empty string, one object per distinct value.
+
+    Frameworks hand out a fresh ``str`` object for the same conversation id on
+    every call (parsed from JSON, read from a config dict). Interning makes
+    equal ids one object, so they are one session under an identity-keyed
+    policy as much as under a value-keyed one. ``source`` names where the
+    value came from, for the error.
+    """
+    if not isinstance(value, str) or not value:
+        raise TypeError(
+            f"fsseam needs the session (conversation id) as a non-empty string; {source} "
+            f"gave {value!r}"
+        )
+    return sys.intern(value)
+
+
+def execution_for(session: str) -> ToolExecution:
+    """The :class:`ToolExecution` of one call in conversation ``session``."""
+    return ToolExecution(agent=Agent(session=session))
+
+
+def tool_specs(ctx: Context) -> list[dict[str, Any]]:
+    """``[{"name", "description", "parameters"}, ...]`` of the tools registered on ``ctx``."""
+    return ctx.tools.schemas()
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` in OpenAI strict form: every property required, optional ones nullable.
+
+    Objects list every property in ``required`` and forbid others; a property
+    that was optional accepts ``null``, which :func:`without_null_defaults`
+    turns back into "not given" (the tool's default). Nested objects (the
+    items of ``multi_edit``'s ``edits``) are converted the same way.
+    """
+    out = copy.deepcopy(dict(schema))
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        required = set(out.get("required", ()))
+        converted: dict[str, Any] = {}
+        for name, prop in properties.items():
+            strict = strict_schema(prop) if isinstance(prop, Mapping) else prop
+            converted[name] = strict if name in required else _nullable(strict)
+        out["properties"] = converted
+        out["required"] = list(converted)
+        out["additionalProperties"] = False
+    items = out.get("items")
+    if isinstance(items, Mapping):
+        out["items"] = strict_schema(items)
+    return out
+
+
+def without_null_defaults(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` with every ``null`` given for an optional property left out (null = default).
+
+    A ``null`` for a required property is kept, so the tool's own validation
+    names it. Arrays of objects are cleaned item by item.
+    """
+    if isinstance(value, Mapping):
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return dict(value)
+        required = set(schema.get("required", ()))
+        cleaned: dict[str, Any] = {}
+        for name, item in value.items():
+            if item is None and name in properties and name not in required:
+                continue
+            prop = properties.get(name)
+            cleaned[name] = without_null_defaults(prop, item) if isinstance(prop, Mapping) else item
+        return cleaned
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return [without_null_defaults(items, item) for item in value]
+    return value

@@ -1,0 +1,93 @@
+"""fsseam's tools as LangChain ``StructuredTool``s: ``model.bind_tools(fsseam_tools(ctx))``.
+
+Each tool takes fsseam's own JSON Schema, runs synchronously (``invoke``) or
+asynchronously (``ainvoke``) and returns exactly ``ToolResult.text``. A
+refused call raises :class:`~langchain_core.tools.ToolException` with that
+text, handled by the tool: invoked with a tool call, it comes back as a
+``ToolMessage`` with ``status="error"``; invoked with plain arguments, as the
+text.
+
+The session is the conversation the calls belong to: by default the run
+config's ``configurable["thread_id"]`` (LangGraph's conversation id), or a
+string, or a callable taking the ``RunnableConfig``.
+
+langchain-core is imported here and nowhere else (``pip install "fsseam[langchain]"``).
+"""
+
+# No ``from __future__ import annotations``: LangChain finds the RunnableConfig
+# parameter of a tool function by its evaluated annotation.
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+try:
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import StructuredTool, ToolException
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        f'fsseam.integrations.langchain needs langchain-core: pip install "fsseam[langchain]" '
+        f"({exc})"
+    ) from exc
+
+from fsseam.host import Context, ToolResult
+from fsseam.integrations._common import (
+    execution_for,
+    session_string,
+    tool_specs,
+    without_null_defaults,
+)
+
+__all__ = ["fsseam_tools"]
+
+Session = str | Callable[[RunnableConfig], str] | None
+
+
+def _session_of(session: Session, config: RunnableConfig) -> str:
+    if isinstance(session, str):
+        return session_string(session, source="fsseam_tools(session=...)")
+    if session is not None:
+        return session_string(session(config), source="fsseam_tools' session callable")
+    thread = (config.get("configurable") or {}).get("thread_id")
+    if thread is None:
+        raise ValueError(
+            "fsseam tools need to know the conversation: invoke them with "
+            'config={"configurable": {"thread_id": CONVERSATION_ID}} (LangGraph does), '
+            "or build them with fsseam_tools(ctx, session=...)"
+        )
+    # LangGraph accepts any thread id and keys checkpoints by its string form.
+    return session_string(str(thread), source='configurable["thread_id"]')
+
+
+def _text(result: ToolResult) -> str:
+    if result.is_error:
+        raise ToolException(result.text)
+    return result.text
+
+
+def _tool(ctx: Context, spec: Mapping[str, Any], session: Session) -> StructuredTool:
+    name: str = spec["name"]
+    schema: dict[str, Any] = spec["parameters"]
+
+    def run(config: RunnableConfig, **arguments: Any) -> str:
+        execution = execution_for(_session_of(session, config))
+        args = without_null_defaults(schema, arguments)
+        return _text(ctx.tools.execute_sync(name, args, execution))
+
+    async def arun(config: RunnableConfig, **arguments: Any) -> str:
+        execution = execution_for(_session_of(session, config))
+        args = without_null_defaults(schema, arguments)
+        return _text(await ctx.tools.execute(name, args, execution))
+
+    return StructuredTool(
+        name=name,
+        description=spec["description"],
+        args_schema=schema,
+        func=run,
+        coroutine=arun,
+        handle_tool_error=True,
+    )
+
+
+def fsseam_tools(ctx: Context, session: Session = None) -> list[StructuredTool]:
+    """One ``StructuredTool`` per tool registered on ``ctx`` (read, write, edit, …)."""
+    return [_tool(ctx, spec, session) for spec in tool_specs(ctx)]
