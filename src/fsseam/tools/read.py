@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fsseam import text as textmod
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_OBSERVED,
@@ -111,7 +112,9 @@ class ReadTool:
         from the line the first pass found; that pass's window, total and
         version belong together, whatever happened in between.
         """
-        tail = TailWindow(count=count, max_line_chars=self.max_line_chars)
+        tail = TailWindow(
+            count=count, max_line_chars=self.max_line_chars, max_chars=textmod.TAIL_MAX_CHARS
+        )
         async with fs.stream_text(target) as stream:
             async for chunk in stream:
                 tail.feed(chunk)
