@@ -12,11 +12,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from fsseam import Agent, ToolExecution, open_fs
+from fsseam.tools import snippet
 from tests.support import Session, make_context
 
 PATHOLOGICAL = "x\nt\n" * 1000  # 4 KB
@@ -31,11 +33,11 @@ def test_read_answers_while_a_pathological_edit_runs_in_process(tmp_path: Path) 
 
     async def body() -> float:
         await ctx.tools.execute("read", {"file_path": "p.txt"}, run)
-        edit = asyncio.create_task(ctx.tools.execute("edit", EDIT, run))
-        await asyncio.sleep(0)  # the edit starts first
         started = time.perf_counter()
+        edit = asyncio.create_task(ctx.tools.execute("edit", EDIT, run))
+        await asyncio.sleep(0.2)  # the edit is under way
         read = await ctx.tools.execute("read", {"file_path": "small.txt"}, run)
-        latency = time.perf_counter() - started
+        latency = time.perf_counter() - started - 0.2
         assert not read.is_error
         result = await asyncio.wait_for(edit, 30)
         assert not result.is_error, result.text
@@ -43,6 +45,45 @@ def test_read_answers_while_a_pathological_edit_runs_in_process(tmp_path: Path) 
 
     assert asyncio.run(body()) < 1.0
     assert (tmp_path / "p.txt").read_text() == "x\nu\n" * 1000
+
+
+@pytest.mark.parametrize("tool", ["write", "edit", "multi_edit"])
+def test_the_change_snippet_is_computed_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """Even a comparison slower than any real one (the budget bounds it) leaves the loop free."""
+    real = snippet.compare
+
+    def slow_compare(*args: Any, **kwargs: Any) -> snippet.Change:
+        time.sleep(1.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(snippet, "compare", slow_compare)
+    (tmp_path / "p.txt").write_text("one\n")
+    (tmp_path / "small.txt").write_text("hello\n")
+    ctx = make_context(open_fs(str(tmp_path)), multi_edit=True)
+    run = ToolExecution(agent=Agent(session=Session()))
+    args = {
+        "write": {"file_path": "p.txt", "content": "two\n"},
+        "edit": {"file_path": "p.txt", "old_string": "one", "new_string": "two"},
+        "multi_edit": {
+            "file_path": "p.txt",
+            "edits": [{"old_string": "one", "new_string": "two"}],
+        },
+    }[tool]
+
+    async def body() -> float:
+        await ctx.tools.execute("read", {"file_path": "p.txt"}, run)
+        started = time.perf_counter()
+        change = asyncio.create_task(ctx.tools.execute(tool, args, run))
+        await asyncio.sleep(0.3)  # the change is committed and being compared
+        await ctx.tools.execute("read", {"file_path": "small.txt"}, run)
+        latency = time.perf_counter() - started - 0.3
+        result = await change
+        assert result.text.endswith("\n\n1: two"), result.text
+        return latency
+
+    assert asyncio.run(body()) < 1.0
 
 
 def test_over_mcp_a_small_read_answers_in_under_a_second_during_the_edit(tmp_path: Path) -> None:
