@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -198,3 +199,12 @@ def test_a_last_line_without_newline_differs_from_one_with_it() -> None:
         change.diff() == "--- p\n+++ p\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
     )
     assert change.snippet() == "1: a\n2: b"
+
+
+def test_the_long_line_window_documented_in_tools_md() -> None:
+    line = "ab," * 200
+    new = line[:450] + "NEW" + line[452:]
+    report = change_report("row.csv", f"header\n{line}\nfooter\n", f"header\n{new}\nfooter\n")
+    assert report.snippet == f"1: header\n2:451: …{new[400:]}\n3: footer"
+    docs = (Path(__file__).parents[1] / "docs" / "tools.md").read_text()
+    assert f"\n{report.snippet}\n```" in docs
