@@ -207,3 +207,10 @@ def test_window_matches_reference_model(
     assert window.lines == shown
     assert window.total == total
     assert window.capped == capped
+
+
+def test_encode_never_writes_two_boms() -> None:
+    assert encode("\ufeffx", True) == BOM + b"x"
+    assert encode("\ufeffx", False) == BOM + b"x"
+    assert encode("x", True) == BOM + b"x"
+    assert decode(encode("\ufeffx", True)) == ("x", True)
