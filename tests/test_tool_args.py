@@ -174,12 +174,3 @@ def test_content_starting_with_a_bom_character_never_stores_two(harness: Harness
     assert harness.get("n.txt") == b"\xef\xbb\xbfnew\n"
     read = harness.call("read", {"file_path": "b.txt"}, run)
     assert "\n1: new\n" in read.text
-
-
-def test_an_edit_that_puts_a_bom_character_first_never_stores_two(harness: Harness) -> None:
-    harness.put("b.txt", b"\xef\xbb\xbfold\n")
-    run = harness.run()
-    harness.call("read", {"file_path": "b.txt"}, run)
-    args = {"file_path": "b.txt", "old_string": "old", "new_string": "\ufeffnew"}
-    assert not harness.call("edit", args, run).is_error
-    assert harness.get("b.txt") == b"\xef\xbb\xbfnew\n"

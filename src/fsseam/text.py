@@ -31,6 +31,7 @@ __all__ = [
     "decode",
     "dominant_newline",
     "encode",
+    "encode_content",
     "utf8_size",
     "utf8_size_over",
 ]
@@ -61,9 +62,9 @@ def decode(data: bytes, name: str = "file") -> tuple[str, bool]:
 def encode(text: str, bom: bool) -> bytes:
     """Encode text as UTF-8, with a BOM in front when the file had one.
 
-    A text that already starts with U+FEFF (the BOM as a character) gets no
-    second one: ``decode`` strips exactly one, so two would show as a stray
-    U+FEFF at the start of every later read.
+    The inverse of :func:`decode`: ``encode(*decode(data)) == data``, even
+    for a file that starts with two BOMs, so an edit keeps every untouched
+    byte. A whole new content goes through :func:`encode_content` instead.
 
     Raises ``FS_NOT_TEXT`` for an unpaired surrogate (valid in JSON, not in UTF-8).
     """
@@ -74,7 +75,18 @@ def encode(text: str, bom: bool) -> bytes:
             f"the text to write contains an unpaired surrogate at character {exc.start}, "
             "which is not valid Unicode; nothing was written"
         ) from None
-    return BOM + data if bom and not data.startswith(BOM) else data
+    return BOM + data if bom else data
+
+
+def encode_content(content: str, bom: bool) -> bytes:
+    """Encode a whole new content for a file that had a BOM (``bom``) or not.
+
+    A content that starts with U+FEFF brings its own BOM, so the file's is
+    not added again: writing ``"\ufeffx"`` over a file with a BOM stores one
+    BOM, not two (which every later read would show as a stray U+FEFF).
+    Raises ``FS_NOT_TEXT`` like :func:`encode`.
+    """
+    return encode(content, bom and not content.startswith("\ufeff"))
 
 
 def utf8_size(text: str) -> int:
