@@ -113,9 +113,6 @@ async def success(
     is already done, and the diff is cut at :data:`DIFF_MAX_BYTES`).
     """
 
-    def snippet_of(change: Change) -> str:
-        return change.snippet() if snippets else ""
-
     def lazy_value(change: Change | None) -> Callable[[], dict[str, Any]]:
         def build() -> dict[str, Any]:
             found = change or compare(path, before, after, created=created)
@@ -128,7 +125,7 @@ async def success(
 
     def prepare() -> tuple[Change, str]:
         change = compare(path, before, after, created=created)
-        return change, snippet_of(change)
+        return change, change.snippet()
 
     change, snippet = await asyncio.to_thread(prepare)
     return ToolResult(False, with_snippet(first_line, snippet), lazy_value=lazy_value(change))
