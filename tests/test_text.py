@@ -16,6 +16,7 @@ from fsseam.text import (
     decode,
     dominant_newline,
     encode,
+    encode_content,
 )
 
 
@@ -207,3 +208,10 @@ def test_window_matches_reference_model(
     assert window.lines == shown
     assert window.total == total
     assert window.capped == capped
+
+
+def test_encode_content_never_writes_two_boms_and_encode_inverts_decode() -> None:
+    assert encode_content("\ufeffx", True) == BOM + b"x"
+    assert encode_content("\ufeffx", False) == BOM + b"x"
+    assert encode_content("x", True) == BOM + b"x"
+    assert encode(*decode(BOM + BOM + b"x")) == BOM + BOM + b"x"  # edits keep every byte

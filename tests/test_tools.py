@@ -383,7 +383,12 @@ def test_tools_work_unguarded_without_policy(harness: Harness) -> None:
     [
         ("read", {}, "INVALID_ARGUMENTS: file_path: is required"),
         ("read", {"file_path": 3}, "INVALID_ARGUMENTS: file_path: must be a string"),
-        ("read", {"file_path": "a", "offset": 0}, "INVALID_ARGUMENTS: offset: must be 1 or more"),
+        (
+            "read",
+            {"file_path": "a", "offset": 0},
+            "INVALID_ARGUMENTS: offset: must not be 0 "
+            "(1 is the first line; -N starts N lines before the end)",
+        ),
         (
             "read",
             {"file_path": "a", "limit": "many"},

@@ -15,7 +15,10 @@ with one dictionary lookup per line, and compares lines only in the chosen
 region; the character-level similarity fallback compares only the lines
 holding the needle's longest words (at most :data:`FUZZY_WORD_HITS` each),
 or else the first :data:`FUZZY_MAX_LINES` lines, at most
-:data:`FUZZY_LINE_CHARS` characters each.
+:data:`FUZZY_LINE_CHARS` characters each, and runs the full (quadratic)
+similarity on at most :data:`FUZZY_MAX_RATIOS` of them after at most
+:data:`FUZZY_MAX_QUICK` cheap bounds, so a file whose every line looks
+alike (a two-letter alphabet) costs what any other does.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from itertools import accumulate
 
 __all__ = [
     "FUZZY_MAX_LINES",
+    "FUZZY_MAX_QUICK",
+    "FUZZY_MAX_RATIOS",
     "MAX_EXCERPT_LINES",
     "MAX_LISTED_MATCHES",
     "NearMiss",
@@ -52,6 +57,10 @@ FUZZY_MIN_RATIO = 0.6
 """Similarity below which the fallback reports nothing."""
 FUZZY_WORD_HITS = 100
 """Occurrences of each probe word the similarity fallback looks at."""
+FUZZY_MAX_RATIOS = 25
+"""Full (quadratic) similarity computations the fallback makes at most."""
+FUZZY_MAX_QUICK = 1000
+"""Candidate lines whose similarity bound (linear, pure Python) the fallback computes at most."""
 
 _SPACE = " \t\f\v\u00a0"
 _QUOTE_CHARS = "'\"`‘’‚‛“”„‟′″«»"
@@ -298,13 +307,20 @@ def _most_similar_line(haystack: str, file_lines: list[str], needle_lines: list[
     matcher = SequenceMatcher(autojunk=False)
     matcher.set_seq2(probe)  # seq2 is the side SequenceMatcher indexes once
     best, best_ratio = None, FUZZY_MIN_RATIO
+    budget, quick = FUZZY_MAX_RATIOS, FUZZY_MAX_QUICK
     for number in candidates:
         candidate = file_lines[number].strip()[:FUZZY_LINE_CHARS]
         if not candidate:
             continue
         matcher.set_seq1(candidate)
-        if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
+        if matcher.real_quick_ratio() <= best_ratio:
             continue
+        if not (budget and quick):
+            break  # a hint, not a search: the best so far will do
+        quick -= 1
+        if matcher.quick_ratio() <= best_ratio:
+            continue
+        budget -= 1
         ratio = matcher.ratio()
         if ratio > best_ratio:
             best, best_ratio = number, ratio

@@ -22,12 +22,16 @@ __all__ = [
     "EditResult",
     "LineWindow",
     "StreamDecoder",
+    "TailWindow",
     "apply_edit",
     "apply_edits",
     "count_lines",
     "decode",
     "dominant_newline",
     "encode",
+    "encode_content",
+    "utf8_size",
+    "utf8_size_over",
 ]
 
 BOM = codecs.BOM_UTF8
@@ -56,6 +60,10 @@ def decode(data: bytes, name: str = "file") -> tuple[str, bool]:
 def encode(text: str, bom: bool) -> bytes:
     """Encode text as UTF-8, with a BOM in front when the file had one.
 
+    The inverse of :func:`decode`: ``encode(*decode(data)) == data``, even
+    for a file that starts with two BOMs, so an edit keeps every untouched
+    byte. A whole new content goes through :func:`encode_content` instead.
+
     Raises ``FS_NOT_TEXT`` for an unpaired surrogate (valid in JSON, not in UTF-8).
     """
     try:
@@ -66,6 +74,35 @@ def encode(text: str, bom: bool) -> bytes:
             "which is not valid Unicode; nothing was written"
         ) from None
     return BOM + data if bom else data
+
+
+def encode_content(content: str, bom: bool) -> bytes:
+    """Encode a whole new content for a file that had a BOM (``bom``) or not.
+
+    A content that starts with U+FEFF brings its own BOM, so the file's is
+    not added again: writing ``"\ufeffx"`` over a file with a BOM stores one
+    BOM, not two (which every later read would show as a stray U+FEFF).
+    Raises ``FS_NOT_TEXT`` like :func:`encode`.
+    """
+    return encode(content, bom and not content.startswith("\ufeff"))
+
+
+def utf8_size(text: str) -> int:
+    """UTF-8 length of ``text``, in bounded memory (never one encoded copy of it all)."""
+    if text.isascii():
+        return len(text)
+    step = 1 << 20
+    return sum(
+        len(text[i : i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step)
+    )
+
+
+def utf8_size_over(text: str, limit: int) -> int | None:
+    """The UTF-8 length of ``text`` when it is over ``limit`` bytes, else ``None``."""
+    if len(text) * 4 <= limit:  # no character takes more than 4 bytes
+        return None
+    size = utf8_size(text)
+    return size if size > limit else None
 
 
 class StreamDecoder:
@@ -153,6 +190,31 @@ class LineWindow:
     def last(self) -> int:
         """Number of the last shown line (``first - 1`` when none)."""
         return self.offset + len(self.lines) - 1
+
+    @classmethod
+    def of_lines(
+        cls,
+        first: int,
+        lines: list[str],
+        total: int,
+        *,
+        limit: int = 2000,
+        max_bytes: int = 50 * 1024,
+        max_line_chars: int = 2000,
+    ) -> LineWindow:
+        """The window that streaming would give from line ``first``, built from its lines.
+
+        ``lines`` are lines ``first``.. of a text of ``total`` lines, line
+        breaks removed; the limit, the byte cap and the line cut apply as
+        for a streamed window. A line that was already cut must keep more
+        than ``max_line_chars + 1`` characters, so that it is marked as cut.
+        """
+        window = cls(offset=first, limit=limit, max_bytes=max_bytes, max_line_chars=max_line_chars)
+        window.total = first - 1
+        if lines:
+            window._take(lines, all(map(str.isascii, lines)), any("\r" in ln for ln in lines))
+        window.total = total
+        return window
 
     def feed(self, chunk: str) -> None:
         """Consume the next piece of text."""
@@ -258,3 +320,128 @@ class LineWindow:
         self.lines.extend(shown)
         if len(self.lines) >= self.limit:
             self._done = True
+
+
+TAIL_MAX_CHARS = 8 * 1024 * 1024
+"""Characters :class:`TailWindow` may hold before it gives up (``overflowed``)."""
+
+
+@dataclass(slots=True)
+class TailWindow:
+    """Keeps the last ``count`` lines of streamed text in one pass, and counts every line.
+
+    Feed decoded chunks in order, then call :meth:`window`. The text is kept
+    as it arrives (no per-line work while streaming: a tail read costs what
+    counting the lines costs) and trimmed to what the last ``count`` lines
+    need; a line is kept to ``max_line_chars + 2`` characters at most, so a
+    giant line costs no more than a short one. Memory stays under
+    :data:`TAIL_MAX_CHARS` characters plus one chunk; past that (very many
+    very long lines) ``overflowed`` is set and only the count goes on: the
+    caller then reads the window from line :attr:`first` in a second pass.
+    """
+
+    count: int
+    """How many lines from the end (N of ``offset=-N``)."""
+    max_line_chars: int = 2000
+    max_chars: int = TAIL_MAX_CHARS
+    total: int = 0
+    """Exact number of lines (valid after :meth:`window`)."""
+    overflowed: bool = False
+    """True when the lines were too many and too long to keep."""
+    _pieces: list[tuple[str, int]] = field(default_factory=list)
+    _newlines: int = 0
+    _chars: int = 0
+    _open: int = 0  # characters kept of the line still open (after the last "\n")
+    _finished: bool = False
+
+    @property
+    def first(self) -> int:
+        """Number of the first of the last ``count`` lines (valid after :meth:`window`)."""
+        return max(1, self.total - self.count + 1)
+
+    def feed(self, chunk: str) -> None:
+        """Consume the next piece of text."""
+        if not chunk:
+            return
+        newlines = chunk.count("\n")
+        self.total += newlines
+        if self.overflowed:
+            self._open = len(chunk) - 1 - chunk.rfind("\n") if newlines else self._open + len(chunk)
+            return
+        keep = self.max_line_chars + 2
+        if not newlines:
+            room = keep - self._open
+            if room > 0:
+                piece = chunk if len(chunk) <= room else chunk[:room]
+                self._add(piece, 0)
+                self._open += len(piece)
+            return
+        first = chunk.find("\n")
+        room = keep - self._open
+        if first > room:  # the open line is longer than anyone will see: cut it
+            if room > 0:
+                self._add(chunk[:room], 0)
+            self._add(chunk[first:], newlines)
+        else:
+            self._add(chunk, newlines)
+        self._open = len(chunk) - 1 - chunk.rfind("\n")
+        self._trim()
+        if self._chars > self.max_chars:
+            self._compact()
+
+    def _add(self, piece: str, newlines: int) -> None:
+        self._pieces.append((piece, newlines))
+        self._newlines += newlines
+        self._chars += len(piece)
+
+    def _trim(self) -> None:
+        """Drop pieces the last ``count`` lines cannot reach (count + 1 line breaks stay)."""
+        need = self.count + 1
+        drop = 0
+        newlines, chars = self._newlines, self._chars
+        for piece, count in self._pieces:
+            if newlines - count < need:
+                break
+            newlines -= count
+            chars -= len(piece)
+            drop += 1
+        if drop:
+            del self._pieces[:drop]
+            self._newlines, self._chars = newlines, chars
+
+    def _compact(self) -> None:
+        """Cut the long lines in what is kept; give up when even that is too much."""
+        keep = self.max_line_chars + 2
+        lines = "".join(piece for piece, _ in self._pieces).split("\n")
+        text = "\n".join(line if len(line) <= keep else line[:keep] for line in lines)
+        self._pieces.clear()
+        self._newlines = self._chars = 0
+        self._add(text, len(lines) - 1)
+        self._trim()
+        if self._chars > self.max_chars:
+            self.overflowed = True
+            self._pieces.clear()
+            self._newlines = self._chars = 0
+
+    def window(self, *, limit: int = 2000, max_bytes: int = 50 * 1024) -> LineWindow | None:
+        """The window from line :attr:`first`; ``None`` when ``overflowed`` (read it again)."""
+        if not self._finished:
+            self._finished = True
+            if self._open:
+                self.total += 1  # a last line without a final newline
+        if self.overflowed:
+            return None
+        keep = self.max_line_chars + 2
+        parts = "".join(piece for piece, _ in self._pieces).split("\n")
+        if not parts[-1]:
+            parts.pop()  # the text ended with a line break (or was empty)
+        wanted = parts[-self.count :] if len(parts) > self.count else parts
+        lines = [line if len(line) <= keep else line[:keep] for line in wanted]
+        return LineWindow.of_lines(
+            self.first,
+            lines[: self.total - self.first + 1],
+            self.total,
+            limit=limit,
+            max_bytes=max_bytes,
+            max_line_chars=self.max_line_chars,
+        )

@@ -368,7 +368,10 @@ def test_a_300_mib_single_line_reads_in_bounded_memory_truncated(
     read, edit, write = report["results"]
     assert read["error"] is None
     assert f"1: {HEAD}... (line truncated to 2000 chars)\n" in read["head"]
-    assert read["tail"].endswith("\n\n(End of file - total 1 lines)\n</content>")
+    assert read["tail"].endswith(
+        "\n\n(End of file - total 1 lines)\n"
+        "(Lines longer than 2000 chars were cut; read cannot show the rest of them.)\n</content>"
+    )
     assert read["total_lines"] == 1
     assert edit["error"] == {"name": "FsError", "code": "FS_TOO_LARGE"}
     assert str(store_size) in edit["head"]

@@ -205,6 +205,10 @@ def reference_window(
         footer = f"(Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.)"
     else:
         footer = f"(End of file - total {total} lines)"
+    if any(line.endswith(MARK.format(n=max_chars)) for line in shown):
+        footer += (
+            f"\n(Lines longer than {max_chars} chars were cut; read cannot show the rest of them.)"
+        )
     return Window(shown, total, footer)
 
 

@@ -408,7 +408,7 @@ class FsspecFileSystem(FileSystem):
                 ReplaceIfVersion(old_info.version) if old_info else CreateIfAbsent()
             )
             try:
-                stored = await self._dialect.put(path, textmod.encode(content, bom), guard)
+                stored = await self._dialect.put(path, textmod.encode_content(content, bom), guard)
             except FsError as exc:
                 # Unconditional writes retry a lost race; guarded ones report it.
                 if expected is None and exc.code in _RACE_CODES:

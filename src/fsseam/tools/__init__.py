@@ -9,7 +9,7 @@ from fsseam.tools.discovery import DiscoveryTools, GlobTool, GrepTool, LsTool
 from fsseam.tools.edit import EditTool
 from fsseam.tools.multi_edit import MultiEditTool
 from fsseam.tools.read import ReadTool
-from fsseam.tools.write import WriteTool
+from fsseam.tools.write import DEFAULT_MAX_WRITE_BYTES, WriteTool
 
 __all__ = [
     "DiscoveryTools",
@@ -34,6 +34,8 @@ class FileTools:
     the success text of write, edit and multi_edit; the value's ``diff`` is
     there either way. ``multi_edit`` also registers the ``multi_edit`` tool
     (off by default, so the three schemas stay as they are).
+    ``max_write_bytes`` (default 256 MiB) is the largest content one
+    ``write`` accepts, in UTF-8 bytes; larger ones are ``FS_TOO_LARGE``.
     """
 
     max_lines: int = 2000
@@ -41,11 +43,12 @@ class FileTools:
     max_bytes: int = 50 * 1024
     snippets: bool = True
     multi_edit: bool = False
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
 
     def setup(self, ctx: Context) -> None:
         """Register the tools on ``ctx``."""
         ctx.tools.register(ReadTool(self.max_lines, self.max_line_chars, self.max_bytes))
-        ctx.tools.register(WriteTool(snippets=self.snippets))
+        ctx.tools.register(WriteTool(snippets=self.snippets, max_write_bytes=self.max_write_bytes))
         ctx.tools.register(EditTool(snippets=self.snippets))
         if self.multi_edit:
             ctx.tools.register(MultiEditTool(snippets=self.snippets))

@@ -9,7 +9,7 @@ from typing import Any
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
 from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs, parse_args
-from fsseam.tools.snippet import ChangeReport, change_report, with_snippet
+from fsseam.tools.snippet import success
 
 __all__ = ["MultiEditTool"]
 
@@ -53,22 +53,12 @@ class MultiEditTool:
             f"The file {path} has been updated successfully "
             f"({count} edit{'s' if count != 1 else ''} applied)."
         )
-        replacements, version = outcome.replacements, outcome.version
-
-        def report(diff: bool = True) -> ChangeReport:
-            return change_report(path, outcome.before, outcome.after, with_diff=diff)
-
-        def value(diff: str | None) -> dict[str, Any]:
-            return {
-                "path": path,
-                "edits": count,
-                "replacements": replacements,
-                "version": version,
-                "diff": diff,
-            }
-
-        if not self.snippets:
-            return ToolResult(False, text, lazy_value=lambda: value(report().diff))
-        # The snippet now; the diff only if someone reads the value.
-        shown = with_snippet(text, report(diff=False))
-        return ToolResult(False, shown, lazy_value=lambda: value(report().diff))
+        value = {
+            "path": path,
+            "edits": count,
+            "replacements": outcome.replacements,
+            "version": outcome.version,
+        }
+        return await success(
+            text, path, outcome.before, outcome.after, value, snippets=self.snippets
+        )

@@ -6,10 +6,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fsseam import text as textmod
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_OBSERVED, Absent, FsNotFound, Present
-from fsseam.text import LineWindow
-from fsseam.tools.render import render_lines, render_read
+from fsseam.seam import (
+    FS_OBSERVED,
+    Absent,
+    FileSystem,
+    FsNotFound,
+    FsTarget,
+    FsVersion,
+    Present,
+)
+from fsseam.text import LineWindow, TailWindow
+from fsseam.tools.render import render_lines, render_read, truncation_hint
 from fsseam.tools.schemas import READ_SCHEMA, ReadArgs, parse_args
 
 __all__ = ["ReadTool"]
@@ -44,18 +53,12 @@ class ReadTool:
         fs = ctx.fs
         target = await fs.resolve(parsed.file_path)
         offset = parsed.offset or 1
-        window = LineWindow(
-            offset=offset,
-            limit=parsed.limit or self.max_lines,
-            max_bytes=self.max_bytes,
-            max_line_chars=self.max_line_chars,
-        )
+        limit = parsed.limit or self.max_lines
         try:
-            async with fs.stream_text(target) as stream:
-                async for chunk in stream:
-                    window.feed(chunk)
-                window.finish()
-                version = stream.info.version
+            if offset > 0:
+                window, version = await self._forward(fs, target, offset, limit)
+            else:
+                window, version = await self._tail(fs, target, -offset, limit)
         except FsNotFound:
             ctx.emit(FS_OBSERVED, execution, target, Absent())
             raise
@@ -67,17 +70,56 @@ class ReadTool:
             )
         ctx.emit(FS_OBSERVED, execution, target, Present(version))
         shown = render_lines(window)
-        text = render_read(target.display_path, window, shown)
-        path = target.display_path
+        hint = truncation_hint(window, grep=ctx.tools.get("grep") is not None)
+        text = render_read(target.display_path, window, shown, hint)
+        path, first = target.display_path, window.first
 
         def value() -> dict[str, Any]:
-            lines = [{"number": offset + i, "text": line} for i, line in enumerate(shown)]
+            lines = [{"number": first + i, "text": line} for i, line in enumerate(shown)]
             return {
                 "path": path,
-                "offset": offset,
+                "offset": first,
                 "lines": lines,
                 "total_lines": total,
                 "version": version,
             }
 
         return ToolResult(False, text, lazy_value=value)
+
+    async def _forward(
+        self, fs: FileSystem, target: FsTarget, offset: int, limit: int
+    ) -> tuple[LineWindow, FsVersion]:
+        """The window from line ``offset``, in one streamed pass."""
+        window = LineWindow(
+            offset=offset,
+            limit=limit,
+            max_bytes=self.max_bytes,
+            max_line_chars=self.max_line_chars,
+        )
+        async with fs.stream_text(target) as stream:
+            async for chunk in stream:
+                window.feed(chunk)
+            window.finish()
+            return window, stream.info.version
+
+    async def _tail(
+        self, fs: FileSystem, target: FsTarget, count: int, limit: int
+    ) -> tuple[LineWindow, FsVersion]:
+        """The window from ``count`` lines before the end, in one streamed pass.
+
+        Only when the last lines are too many and too long to keep
+        (:class:`TailWindow` overflowed) is the file streamed a second time,
+        from the line the first pass found; that pass's window, total and
+        version belong together, whatever happened in between.
+        """
+        tail = TailWindow(
+            count=count, max_line_chars=self.max_line_chars, max_chars=textmod.TAIL_MAX_CHARS
+        )
+        async with fs.stream_text(target) as stream:
+            async for chunk in stream:
+                tail.feed(chunk)
+            version = stream.info.version
+        window = tail.window(limit=limit, max_bytes=self.max_bytes)
+        if window is None:
+            return await self._forward(fs, target, tail.first, limit)
+        return window, version

@@ -7,6 +7,7 @@ fields, and a test keeps the two in step.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -14,6 +15,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -50,7 +54,26 @@ _FILE_PATH = {
 
 
 class _Args(BaseModel):
+    """Strict arguments: ``true`` is not 1 and ``"yes"`` is not true, in every tool.
+
+    An optional field given ``null`` takes its default, as if it were left
+    out: strict-mode schemas (every property required, optional ones
+    nullable, as the OpenAI Agents SDK sends them) work for every tool.
+    """
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            fields = cls.model_fields
+            return {
+                key: value
+                for key, value in data.items()
+                if value is not None or key not in fields or fields[key].is_required()
+            }
+        return data
 
     @field_validator("*", mode="after")
     @classmethod
@@ -65,36 +88,45 @@ class _Args(BaseModel):
         return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    # A search, not an encode: a 200 MiB content must not cost a 200 MiB copy.
+    return text.isascii() or _SURROGATE.search(text) is None
 
 
 class ReadArgs(_Args):
-    """Arguments of ``read``."""
+    """Arguments of ``read``; a negative ``offset`` counts from the end (``-N``: last N lines)."""
 
-    file_path: str
-    offset: int | None = Field(default=None, ge=1)
-    limit: int | None = Field(default=None, ge=1)
+    file_path: StrictStr
+    offset: StrictInt | None = None
+    limit: StrictInt | None = Field(default=None, ge=1)
+
+    @field_validator("offset")
+    @classmethod
+    def _not_zero(cls, value: int | None) -> int | None:
+        if value == 0:
+            raise ValueError(
+                "offset: must not be 0 (1 is the first line; -N starts N lines before the end)"
+            )
+        return value
 
 
 class WriteArgs(_Args):
     """Arguments of ``write``."""
 
-    file_path: str
-    content: str
+    file_path: StrictStr
+    content: StrictStr
 
 
 class EditArgs(_Args):
     """Arguments of ``edit``."""
 
-    file_path: str
-    old_string: str = Field(min_length=1)
-    new_string: str
-    replace_all: bool = False
+    file_path: StrictStr
+    old_string: StrictStr = Field(min_length=1)
+    new_string: StrictStr
+    replace_all: StrictBool = False
 
     @model_validator(mode="after")
     def _differs(self) -> EditArgs:
@@ -108,9 +140,9 @@ class EditArgs(_Args):
 class EditItem(_Args):
     """One replacement of ``multi_edit``."""
 
-    old_string: str = Field(min_length=1)
-    new_string: str
-    replace_all: bool = False
+    old_string: StrictStr = Field(min_length=1)
+    new_string: StrictStr
+    replace_all: StrictBool = False
 
     @model_validator(mode="after")
     def _differs(self) -> EditItem:
@@ -124,33 +156,33 @@ class EditItem(_Args):
 class MultiEditArgs(_Args):
     """Arguments of ``multi_edit``."""
 
-    file_path: str
+    file_path: StrictStr
     edits: list[EditItem] = Field(min_length=1)
 
 
 class LsArgs(_Args):
     """Arguments of ``ls``."""
 
-    path: str = "."
-    offset: int | None = Field(default=None, ge=1)
-    limit: int | None = Field(default=None, ge=1)
+    path: StrictStr = "."
+    offset: StrictInt | None = Field(default=None, ge=1)
+    limit: StrictInt | None = Field(default=None, ge=1)
 
 
 class GlobArgs(_Args):
     """Arguments of ``glob``."""
 
-    pattern: str = Field(min_length=1)
-    path: str = "."
+    pattern: StrictStr = Field(min_length=1)
+    path: StrictStr = "."
 
 
 class GrepArgs(_Args):
     """Arguments of ``grep``."""
 
-    pattern: str = Field(min_length=1)
-    path: str = "."
-    glob: str | None = Field(default=None, min_length=1)
-    ignore_case: bool = False
-    literal: bool = False
+    pattern: StrictStr = Field(min_length=1)
+    path: StrictStr = "."
+    glob: StrictStr | None = Field(default=None, min_length=1)
+    ignore_case: StrictBool = False
+    literal: StrictBool = False
 
 
 READ_SCHEMA: dict[str, Any] = {
@@ -159,8 +191,10 @@ READ_SCHEMA: dict[str, Any] = {
         "file_path": _FILE_PATH,
         "offset": {
             "type": "integer",
-            "minimum": 1,
-            "description": "Line number to start reading from (1-based). Only for large files.",
+            "description": (
+                "Line number to start reading from (1-based); -N starts N lines before the end. "
+                "Only for large files."
+            ),
         },
         "limit": {
             "type": "integer",

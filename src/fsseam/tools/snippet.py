@@ -3,31 +3,57 @@
 The snippet lets the model check its work without another read: the changed
 lines of the new text with a few lines of context, numbered like read's
 output (``N: text``), separate regions joined by ``...``, cut at
-:data:`SNIPPET_MAX_LINES` lines or :data:`SNIPPET_MAX_BYTES` bytes. The diff
-goes into the structured value only, cut at :data:`DIFF_MAX_BYTES`.
+:data:`SNIPPET_MAX_LINES` lines or :data:`SNIPPET_MAX_BYTES` bytes. A line
+longer than :data:`SNIPPET_LINE_CHARS` is cut; when its change lies past
+the part that would show, it shows a window around the change instead,
+with the change's 1-based column: ``N:COL: …text…``. The diff goes into the
+structured value only, cut at :data:`DIFF_MAX_BYTES`.
 
-Both come from one line comparison. Common leading and trailing lines are
-stripped first (linear time); :mod:`difflib` then runs only on the middle,
-and only while that is at most :data:`EXACT_DIFF_MAX_LINES` lines a side, so
-a large rewrite costs linear time and shows as one replaced block.
+Both come from one line comparison (:func:`compare`), whose cost is linear
+in the size of the texts plus a fixed budget, whatever they hold (a
+``replace_all`` of a frequent word once took difflib minutes):
+
+- common leading and trailing lines are found by comparing characters
+  (memcmp speed, no line list);
+- a changed middle of at most :data:`COMPARE_MAX_LINES` lines and
+  :data:`COMPARE_MAX_CHARS` characters is compared line by line: lines found
+  on one side only are set aside (they can never match), and Myers'
+  algorithm finds a shortest edit script of the rest within
+  :data:`COMPARE_BUDGET` steps;
+- past a limit or the budget the diff is coarser: the middle's lines paired
+  one to one when both sides have as many, else one replaced block.
+
+No list of all the lines of a big text is ever built: lines are found by
+scanning from known line starts, and only the lines shown are copied, so a
+200 MiB write costs the snippet a few kilobytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import sys
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from difflib import SequenceMatcher
-from typing import overload
+from typing import Any
+
+from fsseam.host import ToolResult
 
 __all__ = [
+    "COMPARE_BUDGET",
+    "COMPARE_MAX_CHARS",
+    "COMPARE_MAX_LINES",
     "CONTEXT_LINES",
     "DIFF_MAX_BYTES",
-    "EXACT_DIFF_MAX_LINES",
+    "LONG_LINE_LEAD",
     "SNIPPET_LINE_CHARS",
     "SNIPPET_MAX_BYTES",
     "SNIPPET_MAX_LINES",
+    "Change",
     "ChangeReport",
     "change_report",
+    "compare",
+    "success",
     "with_snippet",
 ]
 
@@ -39,12 +65,19 @@ SNIPPET_MAX_BYTES = 4096
 """UTF-8 bytes a snippet takes at most."""
 SNIPPET_LINE_CHARS = 300
 """Characters of one snippet line shown before it is cut."""
+LONG_LINE_LEAD = 50
+"""Characters shown before the change in the window of a long changed line."""
 DIFF_MAX_BYTES = 32 * 1024
 """UTF-8 bytes of the unified diff in the structured value at most."""
-EXACT_DIFF_MAX_LINES = 2000
-"""Largest middle section (lines a side) compared line by line with difflib."""
+COMPARE_MAX_LINES = 50_000
+"""Largest changed middle (lines, both sides together) compared line by line."""
+COMPARE_MAX_CHARS = 4 * 1024 * 1024
+"""Largest changed middle (characters, both sides together) compared line by line."""
+COMPARE_BUDGET = 300_000
+"""Steps Myers' algorithm may take (about 0.1 s) before the coarser diff is used."""
 
 _Opcode = tuple[str, int, int, int, int]
+_BLOCK = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,67 +90,177 @@ class ChangeReport:
     """Unified diff of old and new text; ``None`` when the old text is unknown."""
 
 
-def with_snippet(first_line: str, report: ChangeReport) -> str:
+def with_snippet(first_line: str, snippet: str) -> str:
     """The success text: DESIGN's first line, then a blank line and the snippet, if any."""
-    return f"{first_line}\n\n{report.snippet}" if report.snippet else first_line
+    return f"{first_line}\n\n{snippet}" if snippet else first_line
+
+
+async def success(
+    first_line: str,
+    path: str,
+    before: str | None,
+    after: str,
+    value: dict[str, Any],
+    *,
+    created: bool = False,
+    snippets: bool = True,
+) -> ToolResult:
+    """The result of a write or edit: the text (with the snippet) and a value with its diff.
+
+    The comparison and the snippet run in a worker thread, so a huge or
+    pathological change never holds up the event loop; the diff is
+    rendered only if someone reads ``value`` (bounded work: the comparison
+    is already done, and the diff is cut at :data:`DIFF_MAX_BYTES`).
+    """
+
+    def lazy_value(change: Change | None) -> Callable[[], dict[str, Any]]:
+        def build() -> dict[str, Any]:
+            found = change or compare(path, before, after, created=created)
+            return {**value, "diff": found.diff()}
+
+        return build
+
+    if not snippets:
+        return ToolResult(False, first_line, lazy_value=lazy_value(None))
+
+    def prepare() -> tuple[Change, str]:
+        change = compare(path, before, after, created=created)
+        return change, change.snippet()
+
+    change, snippet = await asyncio.to_thread(prepare)
+    return ToolResult(False, with_snippet(first_line, snippet), lazy_value=lazy_value(change))
 
 
 def change_report(
     path: str, before: str | None, after: str, *, created: bool = False, with_diff: bool = True
 ) -> ChangeReport:
-    """Compare ``before`` with ``after``.
+    """:func:`compare`, then the snippet and (``with_diff``) the diff, in one value."""
+    change = compare(path, before, after, created=created)
+    return ChangeReport(change.snippet(), change.diff() if with_diff else None)
+
+
+class _Side:
+    """The lines of one text, found by scanning forward from known line starts.
+
+    Line numbers are 0-based over the whole text. Access is cheap when it
+    moves forward from an anchor or from the last line looked up, which is
+    how the snippet and the diff read.
+    """
+
+    __slots__ = ("_anchors", "_cursor", "text")
+
+    def __init__(self, text: str, anchors: list[tuple[int, int]]) -> None:
+        self.text = text
+        self._anchors = sorted(anchors)
+        self._cursor = self._anchors[0]
+
+    def start(self, number: int) -> int:
+        """Offset of the first character of line ``number``."""
+        line, pos = self._cursor
+        anchor = self._anchors[bisect_right(self._anchors, (number, sys.maxsize)) - 1]
+        if not anchor[0] <= line <= number:
+            line, pos = anchor
+        find = self.text.find
+        while line < number:
+            pos = find("\n", pos) + 1
+            line += 1
+        self._cursor = (line, pos)
+        return pos
+
+    def span(self, number: int) -> tuple[int, int]:
+        """``(start, end)`` of line ``number``, its line break excluded."""
+        start = self.start(number)
+        end = self.text.find("\n", start)
+        return start, len(self.text) if end == -1 else end
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One comparison of the old and new text, rendered on demand as snippet or diff."""
+
+    path: str
+    """The display path the diff's headers name."""
+    created: bool
+    """Nothing existed before: the diff starts from ``/dev/null``."""
+    old: _Side
+    """The old text (empty when unknown)."""
+    new: _Side
+    """The new text."""
+    groups: list[list[_Opcode]]
+    """Changed regions, difflib-style opcodes with context."""
+    diffable: bool
+    """False when the old text is unknown, so there is no diff."""
+
+    def snippet(self) -> str:
+        """The numbered new side of each region; ``...`` between regions; cut when too long."""
+        return _snippet(self)
+
+    def diff(self) -> str | None:
+        """The unified diff (``""`` when nothing changed, ``None`` when the old text is unknown)."""
+        return _unified(self) if self.diffable else None
+
+
+def compare(path: str, before: str | None, after: str, *, created: bool = False) -> Change:
+    """Compare ``before`` with ``after`` in linear time plus :data:`COMPARE_BUDGET`.
 
     ``created``: nothing existed before (the diff starts from ``/dev/null``).
     ``before=None`` on an update means the old text is unknown (binary, or
-    too large to fetch): the snippet then shows the start of the new text and
-    there is no diff. ``with_diff=False`` skips the diff (``diff`` is ``None``).
+    too large to fetch): the snippet then shows the start of the new text
+    and there is no diff.
     """
     if before is None:
-        new = _lines(after)
-        groups = _grouped(_opcodes([], new), CONTEXT_LINES)
-        snippet = _snippet(new, groups)
-        diff = _unified(path, [], new, groups, True) if created and with_diff else None
-        return ChangeReport(snippet, diff)
-    old_w, new_w, ops = _windowed(before, after)
-    groups = _grouped(ops, CONTEXT_LINES)
-    diff = _unified(path, old_w, new_w, groups, created) if with_diff else None
-    return ChangeReport(_snippet(new_w, groups), diff)
+        lines = _count_lines(after, 0)
+        ops: list[_Opcode] = [("insert", 0, 0, 0, lines)] if lines else []
+        return Change(
+            path, created, _Side("", [(0, 0)]), _Side(after, [(0, 0)]), _grouped(ops), created
+        )
+    n_old, n_new = _count_lines(before, 0), _count_lines(after, 0)
+    p = _prefix_length(before, 0, after, 0, min(len(before), len(after)))
+    if p == len(before) == len(after):
+        return Change(path, created, _Side(before, [(0, 0)]), _Side(after, [(0, 0)]), [], True)
+    start = before.rfind("\n", 0, p) + 1  # the first line that differs starts here
+    head = before.count("\n", 0, start)
+    s = _suffix_length(before, after, min(len(before), len(after)) - start)
+    a_from, b_from = len(after) - s, len(before) - s
+    if (a_from == 0 or after[a_from - 1] == "\n") and (b_from == 0 or before[b_from - 1] == "\n"):
+        a_tail = a_from  # the common suffix starts on a line start in both texts
+    else:
+        k = after.find("\n", a_from)  # lines after a shared line break are whole and equal
+        a_tail = len(after) if k == -1 else k + 1
+    tail = _count_lines(after, a_tail)
+    b_tail = a_tail - len(after) + len(before)
+    old_end, new_end = n_old - tail, n_new - tail
+    lo = start
+    for _ in range(min(head, CONTEXT_LINES)):
+        lo = before.rfind("\n", 0, lo - 1) + 1
+    first = head - min(head, CONTEXT_LINES)
+    old = _Side(before, [(first, lo), (head, start), (old_end, b_tail)])
+    new = _Side(after, [(first, lo), (head, start), (new_end, a_tail)])
+    ops = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    ops.extend(_middle(before, b_tail, after, a_tail, start, head, old_end, new_end))
+    if tail:
+        ops.append(("equal", old_end, n_old, new_end, n_new))
+    return Change(path, created, old, new, _grouped(ops), True)
 
 
-class _Window:
-    """Some lines of a text, addressed by their line numbers in the whole text."""
-
-    __slots__ = ("_first", "_lines")
-
-    def __init__(self, lines: list[str], first: int) -> None:
-        self._lines = lines
-        self._first = first
-
-    @overload
-    def __getitem__(self, key: int) -> str: ...
-    @overload
-    def __getitem__(self, key: slice) -> list[str]: ...
-    def __getitem__(self, key: int | slice) -> str | list[str]:
-        first = self._first
-        if isinstance(key, slice):
-            return self._lines[key.start - first : key.stop - first]
-        return self._lines[key - first]
+# -- finding the common ends ---------------------------------------------------------
 
 
-_Lines = list[str] | _Window
-_BLOCK = 1 << 16
+def _prefix_length(a: str, a0: int, b: str, b0: int, n: int) -> int:
+    """Length of the common prefix of ``a[a0:a0+n]`` and ``b[b0:b0+n]``.
 
-
-def _prefix_length(a: str, b: str) -> int:
-    """Length of the common prefix: slice comparisons (memcmp), one block at a time."""
-    n = min(len(a), len(b))
+    Slice comparisons (memcmp), one block at a time, so no copy is bigger
+    than a block.
+    """
     i = 0
     while i < n:
         j = min(n, i + _BLOCK)
-        if a[i:j] != b[i:j]:
-            while j - i > 1:  # a[i:j] differ somewhere: halve
+        if a[a0 + i : a0 + j] != b[b0 + i : b0 + j]:
+            while j - i > 1:  # the blocks differ somewhere: halve
                 mid = (i + j) // 2
-                if a[i:mid] == b[i:mid]:
+                if a[a0 + i : a0 + mid] == b[b0 + i : b0 + mid]:
                     i = mid
                 else:
                     j = mid
@@ -151,95 +294,168 @@ def _count_lines(text: str, start: int) -> int:
     return text.count("\n", start) + (0 if text.endswith("\n") else 1)
 
 
-def _windowed(before: str, after: str) -> tuple[_Window, _Window, list[_Opcode]]:
-    """:func:`_opcodes` of the two texts, splitting only the changed middle and its context.
-
-    Equal leading and trailing lines are found by comparing characters (C
-    speed, no line list); the result is the same as comparing lines.
-    """
-    n_old, n_new = _count_lines(before, 0), _count_lines(after, 0)
-    p = _prefix_length(before, after)
-    if p == len(before) == len(after):
-        return _Window([], 0), _Window([], 0), [("equal", 0, n_old, 0, n_new)]
-    start = before.rfind("\n", 0, p) + 1  # the first line that differs starts here
-    head = before.count("\n", 0, start)
-    s = _suffix_length(before, after, min(len(before), len(after)) - start)
-    a_from, b_from = len(after) - s, len(before) - s
-    if (a_from == 0 or after[a_from - 1] == "\n") and (b_from == 0 or before[b_from - 1] == "\n"):
-        a_tail = a_from  # the common suffix starts on a line start in both texts
-    else:
-        k = after.find("\n", a_from)  # lines after a shared line break are whole and equal
-        a_tail = len(after) if k == -1 else k + 1
-    tail = _count_lines(after, a_tail)
-    b_tail = a_tail - len(after) + len(before)
-    # Characters of CONTEXT_LINES lines before the change and after it.
-    lo = start
-    for _ in range(min(head, CONTEXT_LINES)):
-        lo = before.rfind("\n", 0, lo - 1) + 1
-    first = head - min(head, CONTEXT_LINES)
-    extra = min(tail, CONTEXT_LINES)
-    a_hi, b_hi = a_tail, b_tail
-    for _ in range(extra):
-        k = after.find("\n", a_hi)
-        step = len(after) - a_hi if k == -1 else k + 1 - a_hi
-        a_hi, b_hi = a_hi + step, b_hi + step
-    old_w = _Window(_lines(before[lo:b_hi]), first)
-    new_w = _Window(_lines(after[lo:a_hi]), first)
-    ops: list[_Opcode] = []
-    if head:
-        ops.append(("equal", 0, head, 0, head))
-    old_end, new_end = n_old - tail, n_new - tail
-    ops.extend(_middle(head, old_w[head:old_end], new_w[head:new_end], old_end, new_end))
-    if tail:
-        ops.append(("equal", old_end, n_old, new_end, n_new))
-    return old_w, new_w, ops
-
-
-def _lines(text: str) -> list[str]:
-    """Lines under read's line model, each keeping its ``\\n`` (the last may have none)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def _opcodes(old: list[str], new: list[str]) -> list[_Opcode]:
-    """difflib-style opcodes over the whole texts, difflib run on the changed middle only."""
-    limit = min(len(old), len(new))
-    head = 0
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    old_end, new_end = len(old) - tail, len(new) - tail
-    ops: list[_Opcode] = []
-    if head:
-        ops.append(("equal", 0, head, 0, head))
-    ops.extend(_middle(head, old[head:old_end], new[head:new_end], old_end, new_end))
-    if tail:
-        ops.append(("equal", old_end, len(old), new_end, len(new)))
-    return ops
+# -- comparing the changed middle ------------------------------------------------------
 
 
 def _middle(
-    head: int, middle_old: list[str], middle_new: list[str], old_end: int, new_end: int
+    before: str,
+    b_tail: int,
+    after: str,
+    a_tail: int,
+    start: int,
+    head: int,
+    old_end: int,
+    new_end: int,
 ) -> list[_Opcode]:
-    """Opcodes of the changed middle (difflib while it is small, else one block)."""
-    if not (middle_old or middle_new):
+    """Opcodes of the changed middle: lines ``head``.. of each side, from ``start`` to the tails."""
+    m_old, m_new = old_end - head, new_end - head
+    if not m_new:
+        return [("delete", head, old_end, head, head)] if m_old else []
+    if not m_old:
+        return [("insert", head, head, head, new_end)]
+    block: list[_Opcode] = [("replace", head, old_end, head, new_end)]
+    chars = (b_tail - start) + (a_tail - start)
+    if m_old + m_new > COMPARE_MAX_LINES or chars > COMPARE_MAX_CHARS:
+        return block  # sliced only below these limits: a huge middle is never copied
+    a, b = _line_ids(before[start:b_tail], after[start:a_tail])
+    pairs = _matched_pairs(a, b)
+    if pairs is None:
+        if m_old != m_new:
+            return block
+        pairs = [(i, i) for i in range(m_old) if a[i] == b[i]]
+    return _opcodes(pairs, head, m_old, m_new)
+
+
+def _line_ids(old: str, new: str) -> tuple[list[int], list[int]]:
+    """Each line as a small int, equal lines alike (a last line without a break is distinct)."""
+    table: dict[Hashable, int] = {}
+
+    def ids(text: str) -> list[int]:
+        parts = text.split("\n")
+        last = parts.pop()  # "" when the text ends with a line break
+        keys: list[Hashable] = list(parts)
+        if last:
+            keys.append((last,))  # a tuple never equals a str: "x" != "x\n"
+        return [table.setdefault(key, len(table)) for key in keys]
+
+    return ids(old), ids(new)
+
+
+def _matched_pairs(a: list[int], b: list[int]) -> list[tuple[int, int]] | None:
+    """Index pairs of a longest common subsequence of ``a`` and ``b``; ``None`` past the budget.
+
+    Lines present on one side only cannot be matched: setting them aside
+    first keeps the result exact and turns the common "every changed line
+    is new" case (a ``replace_all``) into a linear walk.
+    """
+    in_a, in_b = set(a), set(b)
+    keep_a = [i for i, line in enumerate(a) if line in in_b]
+    keep_b = [j for j, line in enumerate(b) if line in in_a]
+    pairs = _myers([a[i] for i in keep_a], [b[j] for j in keep_b], COMPARE_BUDGET)
+    if pairs is None:
+        return None
+    return [(keep_a[x], keep_b[y]) for x, y in pairs]
+
+
+def _myers(a: list[int], b: list[int], budget: int) -> list[tuple[int, int]] | None:
+    """Myers' O((N+M)D) shortest edit script, as matched pairs; ``None`` past ``budget`` steps."""
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    pairs = [(i, i) for i in range(head)]
+    core_a, core_b = a[head : n - tail], b[head : m - tail]
+    middle = _myers_core(core_a, core_b, budget)
+    if middle is None:
+        return None
+    pairs.extend((x + head, y + head) for x, y in middle)
+    pairs.extend((n - tail + i, m - tail + i) for i in range(tail))
+    return pairs
+
+
+def _myers_core(a: list[int], b: list[int], budget: int) -> list[tuple[int, int]] | None:
+    n, m = len(a), len(b)
+    if not n or not m:
         return []
-    if middle_old and middle_new and max(len(middle_old), len(middle_new)) <= EXACT_DIFF_MAX_LINES:
-        matcher = SequenceMatcher(None, middle_old, middle_new, autojunk=False)
-        return [
-            (tag, a1 + head, a2 + head, b1 + head, b2 + head)
-            for tag, a1, a2, b1, b2 in matcher.get_opcodes()
-        ]
-    tag = "replace" if middle_old and middle_new else "delete" if middle_old else "insert"
-    return [(tag, head, old_end, head, new_end)]
+    max_d = n + m
+    offset = max_d + 1
+    v = [0] * (2 * max_d + 3)
+    trace: list[list[int]] = []
+    work = 0
+    for d in range(max_d + 1):
+        # v for diagonals -d-1..d+1 as left by step d-1: what backtracking needs.
+        trace.append(v[offset - d - 1 : offset + d + 2])
+        work += 2 * d + 3
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
+                x = v[offset + k + 1]  # down: an insertion
+            else:
+                x = v[offset + k - 1] + 1  # right: a deletion
+            y = x - k
+            x0 = x
+            while x < n and y < m and a[x] == b[y]:
+                x += 1
+                y += 1
+            work += 1 + x - x0
+            v[offset + k] = x
+            if x >= n and y >= m:
+                return _backtrack(trace, n, m)
+        if work > budget:
+            return None
+    return None  # pragma: no cover - d = n + m always reaches the end
 
 
-def _grouped(ops: list[_Opcode], context: int) -> list[list[_Opcode]]:
+def _backtrack(trace: list[list[int]], n: int, m: int) -> list[tuple[int, int]]:
+    pairs: list[tuple[int, int]] = []
+    x, y = n, m
+    for d in range(len(trace) - 1, -1, -1):
+        v = trace[d]
+        base = d + 1  # v[k + base] is diagonal k
+        k = x - y
+        down = k == -d or (k != d and v[k - 1 + base] < v[k + 1 + base])
+        prev_k = k + 1 if down else k - 1
+        prev_x = v[prev_k + base]
+        prev_y = prev_x - prev_k
+        while x > prev_x and y > prev_y:
+            x -= 1
+            y -= 1
+            pairs.append((x, y))
+        x, y = prev_x, prev_y
+    pairs.reverse()
+    return pairs
+
+
+def _opcodes(pairs: list[tuple[int, int]], head: int, m_old: int, m_new: int) -> list[_Opcode]:
+    """difflib-style opcodes from matched pairs (increasing in both), shifted by ``head``."""
+    ops: list[_Opcode] = []
+    i = j = 0
+    index = 0
+    while index <= len(pairs):
+        if index < len(pairs):
+            x, y = pairs[index]
+            length = 1
+            while (
+                index + length < len(pairs)
+                and pairs[index + length][0] == x + length
+                and pairs[index + length][1] == y + length
+            ):
+                length += 1
+        else:
+            x, y, length = m_old, m_new, 0
+        if i < x or j < y:
+            tag = "replace" if i < x and j < y else "delete" if i < x else "insert"
+            ops.append((tag, head + i, head + x, head + j, head + y))
+        if length:
+            ops.append(("equal", head + x, head + x + length, head + y, head + y + length))
+        i, j = x + length, y + length
+        index += max(length, 1)
+    return ops
+
+
+def _grouped(ops: list[_Opcode], context: int = CONTEXT_LINES) -> list[list[_Opcode]]:
     """Changed regions with ``context`` equal lines around them (difflib's hunk grouping)."""
     if not any(tag != "equal" for tag, *_ in ops):
         return []
@@ -265,32 +481,62 @@ def _grouped(ops: list[_Opcode], context: int) -> list[list[_Opcode]]:
     return groups
 
 
+# -- the snippet -------------------------------------------------------------------------
+
+
 def _utf8_size(text: str) -> int:
     # surrogatepass: a size must never fail, whatever a caller put in the text.
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _shown(line: str) -> str:
-    """A line as read shows it: no line break, no trailing CR, cut when very long."""
-    text = line.removesuffix("\n").removesuffix("\r")
-    if len(text) > SNIPPET_LINE_CHARS:
-        return text[:SNIPPET_LINE_CHARS] + f"... (line truncated to {SNIPPET_LINE_CHARS} chars)"
-    return text
+def _shown_span(side: _Side, number: int) -> tuple[int, int]:
+    """Line ``number`` as read shows it: no line break, no trailing CR."""
+    start, end = side.span(number)
+    if end > start and side.text[end - 1] == "\r":
+        end -= 1
+    return start, end
 
 
-def _snippet(new: _Lines, groups: list[list[_Opcode]]) -> str:
-    """The new side of each region, numbered; ``...`` between regions; cut when too long."""
-    ranges = [(group[0][3], group[-1][4]) for group in groups]
-    ranges = [(start, end) for start, end in ranges if end > start]
+def _snippet_line(change: Change, number: int, paired: int | None) -> str:
+    """Line ``number`` of the new text, numbered; a long one cut, or windowed on its change."""
+    text = change.new.text
+    start, end = _shown_span(change.new, number)
+    length = end - start
+    if length <= SNIPPET_LINE_CHARS:
+        return f"{number + 1}: {text[start:end]}"
+    if paired is not None:
+        old_start, old_end = _shown_span(change.old, paired)
+        column = _prefix_length(
+            text, start, change.old.text, old_start, min(length, old_end - old_start)
+        )
+        if column > SNIPPET_LINE_CHARS - LONG_LINE_LEAD:
+            first = column - LONG_LINE_LEAD
+            last = min(length, first + SNIPPET_LINE_CHARS)
+            more = "…" if last < length else ""
+            return f"{number + 1}:{column + 1}: …{text[start + first : start + last]}{more}"
+    cut = text[start : start + SNIPPET_LINE_CHARS]
+    return f"{number + 1}: {cut}... (line truncated to {SNIPPET_LINE_CHARS} chars)"
+
+
+def _snippet_lines(group: list[_Opcode]) -> Iterator[tuple[int, int | None]]:
+    """New-side line numbers of a region, each with its old line when it replaced one."""
+    for tag, i1, i2, j1, j2 in group:
+        for j in range(j1, j2):
+            paired = i1 + j - j1 if tag == "replace" and i1 + j - j1 < i2 else None
+            yield j, paired
+
+
+def _snippet(change: Change) -> str:
+    groups = [g for g in change.groups if g[-1][4] > g[0][3]]
     out: list[str] = []
     used = 0
-    remaining = sum(end - start for start, end in ranges)
-    for index, (start, end) in enumerate(ranges):
+    remaining = sum(group[-1][4] - group[0][3] for group in groups)
+    for index, group in enumerate(groups):
         if index:
             out.append("...")
             used += 4
-        for number in range(start, end):
-            line = f"{number + 1}: {_shown(new[number])}"
+        for number, paired in _snippet_lines(group):
+            line = _snippet_line(change, number, paired)
             size = _utf8_size(line) + 1
             if len(out) >= SNIPPET_MAX_LINES or (out and used + size > SNIPPET_MAX_BYTES):
                 out.append(
@@ -304,6 +550,9 @@ def _snippet(new: _Lines, groups: list[list[_Opcode]]) -> str:
     return "\n".join(out)
 
 
+# -- the diff ------------------------------------------------------------------------------
+
+
 def _range(start: int, end: int) -> str:
     """A unified-diff range: ``start,count`` (1-based), difflib's conventions."""
     length = end - start
@@ -314,44 +563,58 @@ def _range(start: int, end: int) -> str:
     return f"{start + 1},{length}"
 
 
-def _unified(
-    path: str, old: _Lines, new: _Lines, groups: list[list[_Opcode]], created: bool
-) -> str:
+def _diff_items(change: Change) -> Iterator[tuple[str, _Side | None, int]]:
+    """Hunk headers ``(header, None, 0)`` and lines ``(mark, side, number)``, in order."""
+    for group in change.groups:
+        a1, a2, b1, b2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        yield f"@@ -{_range(a1, a2)} +{_range(b1, b2)} @@\n", None, 0
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for number in range(i1, i2):
+                    yield " ", change.old, number
+                continue
+            if tag in ("replace", "delete"):
+                for number in range(i1, i2):
+                    yield "-", change.old, number
+            if tag in ("replace", "insert"):
+                for number in range(j1, j2):
+                    yield "+", change.new, number
+
+
+def _item_count(change: Change) -> int:
+    total = 0
+    for group in change.groups:
+        total += 1
+        for tag, i1, i2, j1, j2 in group:
+            total += (i2 - i1) if tag == "equal" else (i2 - i1) + (j2 - j1)
+    return total
+
+
+def _diff_line(mark: str, side: _Side, number: int, room: int) -> str | None:
+    """One diff line, or ``None`` when it cannot fit in ``room`` bytes (then it is never copied)."""
+    start, end = side.span(number)
+    if end - start + 2 > room:  # a character takes at least one byte
+        return None
+    line = mark + side.text[start : end + 1]
+    if end == len(side.text):
+        line += "\n\\ No newline at end of file\n"
+    return line
+
+
+def _unified(change: Change) -> str:
     """A unified diff (empty when nothing changed), cut at :data:`DIFF_MAX_BYTES`."""
-    if not groups:
+    if not change.groups:
         return ""
-    out = ["--- /dev/null\n" if created else f"--- {path}\n", f"+++ {path}\n"]
+    path = change.path
+    out = ["--- /dev/null\n" if change.created else f"--- {path}\n", f"+++ {path}\n"]
     used = sum(map(_utf8_size, out))
-    lines = _diff_lines(old, new, groups)
-    for line in lines:
-        size = _utf8_size(line)
-        if used + size > DIFF_MAX_BYTES:
-            rest = 1 + sum(1 for _ in lines)  # counted, never kept: memory stays bounded
+    for emitted, (mark, side, number) in enumerate(_diff_items(change)):
+        line = mark if side is None else _diff_line(mark, side, number, DIFF_MAX_BYTES - used)
+        size = DIFF_MAX_BYTES + 1 if line is None else _utf8_size(line)
+        if line is None or used + size > DIFF_MAX_BYTES:
+            rest = _item_count(change) - emitted
             out.append(f"... (diff cut at {DIFF_MAX_BYTES} bytes; {rest} more lines not shown)\n")
             break
         out.append(line)
         used += size
     return "".join(out)
-
-
-def _diff_lines(old: _Lines, new: _Lines, groups: list[list[_Opcode]]) -> Iterator[str]:
-    for group in groups:
-        a1, a2, b1, b2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        yield f"@@ -{_range(a1, a2)} +{_range(b1, b2)} @@\n"
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                for line in old[i1:i2]:
-                    yield _diff_line(" ", line)
-                continue
-            if tag in ("replace", "delete"):
-                for line in old[i1:i2]:
-                    yield _diff_line("-", line)
-            if tag in ("replace", "insert"):
-                for line in new[j1:j2]:
-                    yield _diff_line("+", line)
-
-
-def _diff_line(mark: str, line: str) -> str:
-    if line.endswith("\n"):
-        return mark + line
-    return f"{mark}{line}\n\\ No newline at end of file\n"

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_COMMITTED, FS_OBSERVED, FS_WRITE_INTENT, Present
+from fsseam.seam import FS_COMMITTED, FS_OBSERVED, FS_WRITE_INTENT, FsTooLarge, Present
+from fsseam.text import utf8_size_over
 from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs, parse_args
-from fsseam.tools.snippet import ChangeReport, change_report, with_snippet
+from fsseam.tools.snippet import success
 
-__all__ = ["WriteTool"]
+__all__ = ["DEFAULT_MAX_WRITE_BYTES", "WriteTool"]
 
 DESCRIPTION = """\
 Write a file in the workspace, creating it (and missing parent directories) or \
@@ -20,19 +21,26 @@ since, the write is refused and the file must be read again. Prefer edit for \
 changing part of an existing file."""
 
 
+DEFAULT_MAX_WRITE_BYTES = 256 * 1024 * 1024
+"""The largest content one ``write`` accepts by default (UTF-8 bytes)."""
+
+
 @dataclass(slots=True)
 class WriteTool:
     """``write(file_path, content)``, guarded by the policy's write intent.
 
     The success text is DESIGN's first line, then (``snippets``) a numbered
     snippet of the changed region; the value carries a unified ``diff``
-    (``None`` when the old text is unknown).
+    (``None`` when the old text is unknown). Content over
+    ``max_write_bytes`` UTF-8 bytes is refused with ``FS_TOO_LARGE`` before
+    anything is sent to the store.
     """
 
     name: str = "write"
     description: str = DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: WRITE_SCHEMA)
     snippets: bool = True
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
@@ -40,6 +48,13 @@ class WriteTool:
         """Write under the guard the policy chose (none without a policy)."""
         parsed = parse_args(self.name, WriteArgs, args)
         target = await ctx.fs.resolve(parsed.file_path)
+        size = utf8_size_over(parsed.content, self.max_write_bytes)
+        if size is not None:
+            raise FsTooLarge(
+                f'the content for "{target.display_path}" is {size} bytes, over the '
+                f"{self.max_write_bytes}-byte limit of one write (FileTools max_write_bytes); "
+                "nothing was written — write less per file"
+            )
         intent = await ctx.waterfall(FS_WRITE_INTENT, execution, target, default=lambda: None)
         outcome = await ctx.fs.write_text(target, parsed.content, intent)
         ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
@@ -57,18 +72,13 @@ class WriteTool:
             text = f"File created successfully at: {path}"
         else:
             text = f"The file {path} has been updated successfully."
-        operation, version = outcome.operation, outcome.version
-
-        def report(diff: bool = True) -> ChangeReport:
-            return change_report(
-                path, outcome.before, outcome.after, created=created, with_diff=diff
-            )
-
-        def value(diff: str | None) -> dict[str, Any]:
-            return {"path": path, "operation": operation, "version": version, "diff": diff}
-
-        if not self.snippets:
-            return ToolResult(False, text, lazy_value=lambda: value(report().diff))
-        # The snippet now; the diff only if someone reads the value.
-        shown = with_snippet(text, report(diff=False))
-        return ToolResult(False, shown, lazy_value=lambda: value(report().diff))
+        value = {"path": path, "operation": outcome.operation, "version": outcome.version}
+        return await success(
+            text,
+            path,
+            outcome.before,
+            outcome.after,
+            value,
+            created=created,
+            snippets=self.snippets,
+        )
