@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from fsseam.host import Context, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
 from fsseam.seam import FS_OBSERVED, Absent, FsNotFound, Present
 from fsseam.text import LineWindow
 from fsseam.tools.render import render_lines, render_read
@@ -31,6 +31,7 @@ class ReadTool:
     name: str = "read"
     description: str = DESCRIPTION
     parameters: dict[str, Any] = None  # type: ignore[assignment]
+    effects: ClassVar[ToolEffects] = READ_ONLY
 
     def __post_init__(self) -> None:
         if self.parameters is None:
