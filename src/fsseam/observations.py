@@ -584,7 +584,9 @@ def open_observations(url: str, **options: Any) -> ObservationStore:
     if scheme == "sqlite":
         if not rest:
             raise ValueError(f"{url!r} names no database file; use sqlite:///ABSOLUTE/PATH")
-        return SqliteObservationStore(rest, **options)
+        # sqlite:////abs (SQLAlchemy's spelling) is the same absolute path.
+        path = "/" + rest.lstrip("/") if rest.startswith("/") else rest
+        return SqliteObservationStore(path, **options)
     if scheme in ("redis", "rediss"):
         return RedisObservationStore(url, **options)
     raise ValueError(_usage(url))
