@@ -54,7 +54,7 @@ def redis_server(workdir: Path) -> Iterator[str]:
             str(workdir),
             "--loglevel",
             "warning",
-        ],  # fmt: skip
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -106,7 +106,8 @@ def test_equal_strings_are_one_session_and_objects_stay_apart(ws: Path) -> None:
         async with mounted(ws) as ctx:
             reader = "".join(["thread", "-42"])
             writer = "thread-4" + "2"
-            assert reader == writer and reader is not writer
+            assert reader == writer
+            assert reader is not writer
             assert not (await call(ctx, reader, "read", file_path="notes.txt")).is_error
             other = await edit_two(ctx, "thread-43")
             assert other.text.startswith("FS_NOT_OBSERVED: "), other.text
@@ -185,7 +186,7 @@ def worker(root: Path, url: str, session: str, tool: str, **args: Any) -> dict[s
             session,
             tool,
             json.dumps(args),
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         env=env(),
@@ -364,7 +365,7 @@ def test_a_database_locked_by_another_process_fails_the_record_in_time(
             started = time.monotonic()
             result = await call(ctx, "s1", "read", file_path="notes.txt")
             assert time.monotonic() - started < 10
-            assert result.text.startswith(f"FS_IO_ERROR: observation store sqlite:///"), result.text
+            assert result.text.startswith("FS_IO_ERROR: observation store sqlite:///"), result.text
             assert str(db) in result.text
             assert result.text.endswith("(the read call itself completed, but what it saw was "
                                         "not recorded)")  # fmt: skip
@@ -435,9 +436,10 @@ def test_open_observations_reads_each_url_form(tmp_path: Path, monkeypatch: Any)
     for url in ("redis://127.0.0.1:1/0", "rediss://h:2/1"):
         assert isinstance(open_observations(url), RedisObservationStore)
     secret = open_observations("redis://user:hunter2@h:6379/0")
-    assert "hunter2" not in secret.name and "hunter2" not in repr(secret)
+    assert "hunter2" not in secret.name
+    assert "hunter2" not in repr(secret)
     for bad in ("ftp://x", "sqlite://", "memory://x", "nothing"):
-        with pytest.raises(ValueError, match="observation store|names no database|no path"):
+        with pytest.raises(ValueError, match=r"observation store|names no database|no path"):
             open_observations(bad)
 
 
