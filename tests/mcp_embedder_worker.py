@@ -24,6 +24,7 @@ def main(root: str) -> None:
     app = build_server(ctx).streamable_http_app()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen()  # connections queue from now on, before uvicorn accepts them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

@@ -127,3 +127,33 @@ def text(result: types.CallToolResult) -> str:
     (block,) = result.content
     assert isinstance(block, types.TextContent)
     return block.text
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def tool_request(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 ``tools/call`` request body."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META},
+    }
+
+
+def raw_post(url: str, body: bytes, *, token: str | None = None, **headers: str) -> httpx2.Response:
+    """One POST of ``body`` to ``url`` with the headers a 2026-07-28 ``tools/call`` carries."""
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        **headers,
+    }
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    return httpx2.post(url, content=body, headers=sent, timeout=30)
