@@ -22,7 +22,7 @@ def main(root: str) -> None:
     ctx.plugin(ObservationPolicy())
     add_tools(ctx, core_only=False)
     app = build_server(ctx).streamable_http_app()
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen()  # connections queue from now on, before uvicorn accepts them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
