@@ -406,3 +406,20 @@ def test_a_named_stdio_session_survives_a_restart(ws: Path, tmp_path: Path) -> N
     )  # fmt: skip
     assert unnamed.returncode == 2
     assert b"add --session NAME" in unnamed.stderr
+
+
+def test_the_mcp_adapter_uses_host_events_not_policy_or_backend_internals() -> None:
+    """Issue 12: no isinstance on plugins, no policy or backend import; fs/session-ended instead."""
+    import ast
+
+    import fsseam
+
+    root = Path(fsseam.__file__).parent
+    for name in ("mcp.py", "mcp_http.py"):
+        tree = ast.parse((root / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("fsseam.policy", "fsseam.backends")), name
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                assert "plugin" not in ast.unparse(node), f"{name}: {ast.unparse(node)}"
+        assert "ctx.plugins" not in (root / name).read_text()
