@@ -30,59 +30,31 @@ def register(parents: Parents) -> None:
     serve = parents.command(
         "serve",
         "serve the file tools over MCP (stdio, or streamable HTTP with --http)",
-        "Serve read, write, edit, multi_edit, ls, glob and grep over MCP at URL. With no\n"
-        "URL the current directory is the root, unless it is / or your home directory\n"
-        "(then name a root). On stdio the client connection is one session (or --session\n"
-        "NAME, kept in --observations across restarts): edits and overwrites need an\n"
-        "earlier read of the same file in it. With --http HOST:PORT, clients connect to\n"
-        "http://HOST:PORT/mcp; each principal of --tokens FILE (lines NAME TOKEN) is a\n"
-        'session, narrowed by a request\'s _meta "fsseam/session". Without --tokens only a\n'
-        "loopback address may be bound. Logs go to stderr; stdout carries the stdio\n"
-        "protocol only.",
+        "Serve the file tools over MCP at URL (default: the current directory, never / or\n"
+        "$HOME). Sessions, tokens, replicas: docs/deploying.md. Logs go to stderr.",
         parents=[parents.storage],
+        usage="fsseam serve [URL] [options]",
     )
     serve.add_argument("url", nargs="?", default=None, metavar="URL", help="workspace root")
-    serve.add_argument(
-        "--read-only", action="store_true", help="list and allow only read, ls, glob and grep"
-    )
-    serve.add_argument(
-        "--core-tools",
-        action="store_true",
-        help="serve only read, write and edit (default adds multi_edit, ls, glob, grep)",
-    )
-    serve.add_argument(
-        "--session",
-        metavar="NAME",
-        help="stdio: the session's name, so a restarted server keeps what it read",
-    )
+    serve.add_argument("--read-only", action="store_true", help="offer only read, ls, glob, grep")
+    serve.add_argument("--core-tools", action="store_true", help="offer only read, write and edit")
+    serve.add_argument("--session", metavar="NAME", help="stdio: the session's name")
     serve.add_argument(
         "--observations",
-        metavar="STORE_URL",
-        help="where sessions' reads are kept: memory:// (default), sqlite:///PATH, "
-        "redis://HOST:PORT/DB",
+        metavar="STORE",
+        help="memory:// (default), sqlite:///PATH, redis://HOST/DB",
     )
     serve.add_argument(
-        "--ttl",
-        type=positive,
-        metavar="SECONDS",
-        help="forget a session after this long without a read or change (default: never)",
+        "--ttl", type=positive, metavar="SECONDS", help="forget a session idle this long"
     )
-    serve.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="serve MCP over streamable HTTP at http://HOST:PORT/mcp instead of stdio",
-    )
-    serve.add_argument(
-        "--tokens",
-        metavar="FILE",
-        help="--http: bearer tokens, one NAME TOKEN per line; required beyond loopback",
-    )
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve at http://HOST:PORT/mcp")
+    serve.add_argument("--tokens", metavar="FILE", help="--http: NAME TOKEN per line")
     serve.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="NAME",
-        help="--http: another Host name clients use (a load balancer's); repeatable",
+        help="--http: another Host clients use",
     )
     serve.set_defaults(run=_cmd_serve)
 
