@@ -39,6 +39,15 @@ class Served:
     def output(self) -> str:
         return "\n".join(self.lines)
 
+    def wait_for(self, fragment: str, *, since: int = 0, timeout: float = 10.0) -> bool:
+        """Whether a line containing ``fragment`` arrives (access lines follow the response)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(fragment in line for line in self.lines[since:]):
+                return True
+            time.sleep(0.02)
+        return False
+
 
 def env() -> dict[str, str]:
     """The environment for a server subprocess: this checkout's ``src`` first."""

@@ -110,7 +110,7 @@ def test_principals_are_sessions_alice_edits_bob_is_refused(
 
     anyio.run(body)
     assert (root / name).read_text() == "one\n2\n"
-    assert any(" POST /mcp 200 alice " in line for line in served.lines), served.output()
+    assert served.wait_for(" POST /mcp 200 alice "), served.output()
 
 
 def test_meta_sessions_of_one_principal_stay_apart(team: tuple[Served, Path]) -> None:
@@ -156,8 +156,9 @@ def test_missing_or_unknown_token_is_401_and_touches_nothing(team: tuple[Served,
     before = len(served.lines)
     with pytest.raises(BaseException):  # noqa: B017, PT011 - the client reports a 401 its own way
         anyio.run(with_client)
-    assert any(" 401 " in line for line in served.lines[before:]), served.output()
-    assert not any(" 200 " in line for line in served.lines[before:]), served.output()
+    assert served.wait_for(" 401 ", since=before), served.output()
+    # Lines of earlier requests may still arrive; none may be a success without a principal.
+    assert not any(" 200 - " in line for line in served.lines), served.output()
     assert not (root / "intruder.txt").exists()
 
 
@@ -168,7 +169,7 @@ def test_host_header_of_another_site_is_refused(team: tuple[Served, Path]) -> No
         served.url, body, token=ALICE, Host="evil.example:80", **{"Mcp-Name": "read"}
     )
     assert response.status_code == 421
-    assert any("add --allow-host evil.example:80" in line for line in served.lines)
+    assert served.wait_for("add --allow-host evil.example:80"), served.output()
 
 
 def test_every_http_request_gets_an_answer(team: tuple[Served, Path]) -> None:
