@@ -17,6 +17,8 @@ EXPECTED = {
     "FsWriteOutcome",
     "FsspecFileSystem", "ObservationPolicy", "Plugin", "Present", "ReplaceIfVersion", "Tool",
     "ToolExecution", "ToolRegistry", "ToolResult", "__version__", "open_fs",
+    "MemoryObservationStore", "ObservationStore", "RedisObservationStore",
+    "SqliteObservationStore", "open_observations",
 }  # fmt: skip
 
 

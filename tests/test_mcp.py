@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -20,13 +22,17 @@ from mcp.shared.memory import create_client_server_memory_streams
 from fsseam import Context, ObservationPolicy, open_fs
 from fsseam.cli import add_tools
 from fsseam.mcp import build_server
+from tests.mcp_http_support import env as server_env
 
 
 @asynccontextmanager
 async def serving(root: Path, *flags: str) -> AsyncIterator[ClientSession]:
     """``python -m fsseam serve ROOT FLAGS`` behind an initialized client session."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "fsseam", "serve", str(root), *flags], cwd=root
+        command=sys.executable,
+        args=["-m", "fsseam", "serve", str(root), *flags],
+        cwd=root,
+        env=server_env(),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -80,6 +86,8 @@ def test_tools_listed_rendered_and_sandboxed_like_file_tools(ws: Path) -> None:
                 tool.model_dump(by_alias=True, exclude_none=True, mode="json")
                 for tool in listed.tools
             ]
+            for tool in dumped:
+                tool.pop("annotations")
             assert dumped == ctx.tools.schemas(format="mcp")
             assert [tool.name for tool in listed.tools] == [
                 "read", "write", "edit", "multi_edit", "ls", "glob", "grep",
@@ -90,7 +98,7 @@ def test_tools_listed_rendered_and_sandboxed_like_file_tools(ws: Path) -> None:
             assert not read.is_error
             expected = ctx.tools.execute_sync("read", {"file_path": "crlf.txt"})
             assert text(read) == expected.text
-            assert read.structured_content == expected.value
+            assert read.structured_content is None
 
             bad = await call(session, "read", file_path="crlf.txt", offset=0)
             assert bad.is_error
@@ -105,9 +113,7 @@ def test_tools_listed_rendered_and_sandboxed_like_file_tools(ws: Path) -> None:
                 result = await call(session, tool, **args)
                 assert result.is_error
                 assert text(result).startswith("FS_SANDBOX_DENIED: "), text(result)
-                assert result.structured_content == {
-                    "error": {"name": "FsError", "code": "FS_SANDBOX_DENIED"}
-                }
+                assert result.structured_content is None
 
     run(body)
     assert (ws.parent / "secret.txt").read_bytes() == b"outside\n"
@@ -125,9 +131,7 @@ def test_edit_needs_a_read_in_this_session_and_an_unchanged_file(ws: Path) -> No
             assert text(unseen) == (
                 f'FS_NOT_OBSERVED: edit requires reading "{path}" first — read the file, then retry'
             )
-            assert unseen.structured_content == {
-                "error": {"name": "FsError", "code": "FS_NOT_OBSERVED"}
-            }
+            assert unseen.structured_content is None
 
             assert not (await call(session, "read", file_path="crlf.txt")).is_error
             path.write_bytes(b"one\r\ntwo\r\nthree\r\nfour\r\n")  # someone else changes it
@@ -146,8 +150,7 @@ def test_edit_needs_a_read_in_this_session_and_an_unchanged_file(ws: Path) -> No
                 f"The file {path} has been updated successfully.\n\n"
                 "1: one\n2: 2\n3: and a half\n4: three\n5: four"
             )
-            assert done.structured_content is not None
-            assert done.structured_content["replacements"] == 1
+            assert done.structured_content is None
             assert path.read_bytes() == b"one\r\n2\r\nand a half\r\nthree\r\nfour\r\n"
 
     run(body)
@@ -231,3 +234,192 @@ def test_unknown_tool_is_a_protocol_error(ws: Path) -> None:
                 await session.call_tool("delete", {"file_path": "crlf.txt"})
 
     run(body)
+
+
+# -- annotations, read-only listing ---------------------------------------------------------
+
+
+def test_tools_carry_annotations_from_their_declared_effects(ws: Path) -> None:
+    async def body() -> None:
+        async with serving(ws) as session:
+            listed = {tool.name: tool.annotations for tool in (await session.list_tools()).tools}
+            for name in ("read", "ls", "glob", "grep"):
+                hints = listed[name]
+                assert hints is not None
+                assert hints.read_only_hint is True, name
+                assert hints.destructive_hint is not True, name
+            for name in ("write", "edit", "multi_edit"):
+                hints = listed[name]
+                assert hints is not None
+                assert hints.read_only_hint is False, name
+                assert hints.destructive_hint is True, name
+
+    run(body)
+
+
+def test_a_tool_without_declared_effects_is_annotated_as_destructive(ws: Path) -> None:
+    """delete/move and third-party tools get hints by declaring effects, not by name."""
+    from fsseam import ToolResult
+    from fsseam.host import READ_ONLY
+
+    class Shout:
+        name = "shout"
+        description = "Say something."
+        parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+
+        async def run(self, ctx: Context, args: Any, execution: Any) -> ToolResult:
+            return ToolResult(False, "HI")
+
+    class Peek(Shout):
+        name = "peek"
+        effects = READ_ONLY
+
+    ctx = local_context(ws)
+    ctx.tools.register(Shout())
+    ctx.tools.register(Peek())
+
+    async def body() -> None:
+        async with connected(ctx) as session:
+            listed = {tool.name: tool.annotations for tool in (await session.list_tools()).tools}
+            assert listed["shout"] is not None
+            assert (listed["shout"].read_only_hint, listed["shout"].destructive_hint) == (
+                False,
+                True,
+            )
+            assert listed["peek"] is not None
+            assert listed["peek"].read_only_hint is True
+
+    run(body)
+
+
+def test_read_only_server_lists_only_tools_that_change_nothing(ws: Path) -> None:
+    async def body() -> None:
+        async with serving(ws, "--read-only") as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            assert names == ["read", "ls", "glob", "grep"]
+
+    run(body)
+
+
+# -- every request gets an answer --------------------------------------------------------
+
+
+def test_every_stdio_request_gets_an_answer(ws: Path) -> None:
+    """Lone surrogates, params of the wrong type and deep nesting each get a reply."""
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}},
+    }  # fmt: skip
+    deep = b"[" * 100_000 + b"]" * 100_000
+    lines = [
+        json.dumps(init).encode(),
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read",'
+        b'"arguments":{"file_path":"\\ud800.txt"}}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write",'
+        b'"arguments":{"file_path":"b.txt","content":"x\\udc00y"}}}',
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1,2]}',
+        b'{"jsonrpc":"2.0","id":"five","method":"tools/call","params":"read"}',
+        b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read",'
+        b'"arguments":{"file_path":"crlf.txt","x":' + deep + b"}}}",
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":' + b"[" * 70 + b"}",
+        b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"\\ud800"}}',
+        b"not json at all",
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read",'
+        b'"arguments":{"file_path":"crlf.txt"}}}',
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "fsseam", "serve", str(ws)],
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        env=server_env(),
+        timeout=60,
+        cwd=ws,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert set(answers) == {1, 2, 3, 4, "five", 6, 7, 8, None, 9}, answers
+    for request_id in (2, 3):
+        result = answers[request_id]["result"]
+        assert result["isError"] is True
+        assert result["content"][0]["text"].startswith("INVALID_ARGUMENTS: ")
+        assert "unpaired surrogate" in result["content"][0]["text"]
+    assert answers[4]["error"] == {"code": -32602, "message": "params must be an object, got list"}
+    assert answers["five"]["error"]["code"] == -32602
+    assert answers[6]["error"] == {"code": -32600, "message": "JSON nested deeper than 64 levels"}
+    assert answers[7]["error"]["code"] == -32700
+    assert "Unknown tool" in answers[8]["error"]["message"]
+    assert answers[None]["error"]["code"] == -32700
+    assert answers[9]["result"]["isError"] is False
+    assert not (ws / "b.txt").exists()
+
+
+# -- the root, named sessions -----------------------------------------------------------
+
+
+def test_serve_never_mounts_root_or_home_without_being_asked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    environment = {**server_env(), "HOME": str(home)}
+    for cwd in (Path("/"), home):
+        done = subprocess.run(
+            [sys.executable, "-m", "fsseam", "serve"],
+            input=b"", capture_output=True, env=environment, timeout=60, cwd=cwd, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert b"needs a workspace root" in done.stderr
+        assert b"fsseam serve /path/to/project" in done.stderr
+        assert done.stdout == b""
+    inside = subprocess.run(
+        [sys.executable, "-m", "fsseam", "serve"],
+        input=b"", capture_output=True, env=environment, timeout=60, cwd=home / "project",
+        check=False,
+    )  # fmt: skip
+    assert inside.returncode == 0, inside.stderr
+
+
+def test_a_named_stdio_session_survives_a_restart(ws: Path, tmp_path: Path) -> None:
+    store = ["--observations", f"sqlite://{tmp_path}/observations.db"]
+
+    async def read_then_exit() -> None:
+        async with serving(ws, "--session", "thread-7", *store) as session:
+            assert not (await call(session, "read", file_path="crlf.txt")).is_error
+
+    async def edit_after_restart() -> None:
+        async with serving(ws, "--session", "thread-8", *store) as other:
+            refused = await call(other, "edit", file_path="crlf.txt", old_string="two",
+                                 new_string="2")  # fmt: skip
+            assert text(refused).startswith("FS_NOT_OBSERVED: ")
+        async with serving(ws, "--session", "thread-7", *store) as same:
+            done = await call(same, "edit", file_path="crlf.txt", old_string="two",
+                              new_string="2")  # fmt: skip
+            assert not done.is_error, text(done)
+
+    run(read_then_exit)
+    run(edit_after_restart)
+    assert (ws / "crlf.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
+    unnamed = subprocess.run(
+        [sys.executable, "-m", "fsseam", "serve", str(ws), *store],
+        input=b"", capture_output=True, env=server_env(), timeout=60, check=False,
+    )  # fmt: skip
+    assert unnamed.returncode == 2
+    assert b"add --session NAME" in unnamed.stderr
+
+
+def test_the_mcp_adapter_uses_host_events_not_policy_or_backend_internals() -> None:
+    """Issue 12: no isinstance on plugins, no policy or backend import; fs/session-ended instead."""
+    import ast
+
+    import fsseam
+
+    root = Path(fsseam.__file__).parent
+    for name in ("mcp.py", "mcp_http.py"):
+        tree = ast.parse((root / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("fsseam.policy", "fsseam.backends")), name
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                assert "plugin" not in ast.unparse(node), f"{name}: {ast.unparse(node)}"
+        assert "ctx.plugins" not in (root / name).read_text()

@@ -10,12 +10,19 @@ Quick start::
     ctx.plugin(ObservationPolicy())
     ctx.plugin(FileTools())
     ctx.plugin(DiscoveryTools())            # optional: ls, glob, grep
-    run = ToolExecution(agent=Agent(session=object()))
+    run = ToolExecution(agent=Agent(session="conversation-1"))  # any string id
     result = ctx.tools.execute_sync("read", {"file_path": "notes.txt"}, run)
 """
 
 from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem, open_fs
 from fsseam.host import Agent, Context, Plugin, Tool, ToolExecution, ToolRegistry, ToolResult
+from fsseam.observations import (
+    MemoryObservationStore,
+    ObservationStore,
+    RedisObservationStore,
+    SqliteObservationStore,
+    open_observations,
+)
 from fsseam.policy import ObservationPolicy
 from fsseam.seam import (
     FS_COMMITTED,
@@ -104,14 +111,19 @@ __all__ = [
     "FsWriteIntent",
     "FsWriteOutcome",
     "FsspecFileSystem",
+    "MemoryObservationStore",
     "ObservationPolicy",
+    "ObservationStore",
     "Plugin",
     "Present",
+    "RedisObservationStore",
     "ReplaceIfVersion",
+    "SqliteObservationStore",
     "Tool",
     "ToolExecution",
     "ToolRegistry",
     "ToolResult",
     "__version__",
     "open_fs",
+    "open_observations",
 ]

@@ -4,34 +4,53 @@
 ``ctx.plugin(...)``; adapters (CLI, MCP, your agent loop) call
 ``ctx.tools.execute(name, args, execution)``. A Context may be shared by many
 asyncio tasks and by several threads, each running its own event loop.
+
+Listeners of :meth:`Context.emit` are synchronous, but one called during
+``execute`` may return an awaitable (a policy recording an observation in a
+remote store): ``execute`` awaits it before it returns, so what a call
+recorded is stored by the time its caller sees the result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from fsseam.seam import FileSystem, FsError, FsErrorCode
 
 __all__ = [
+    "FS_SESSION_ENDED",
+    "MUTATES",
+    "READ_ONLY",
     "Agent",
     "Context",
     "Plugin",
     "Tool",
+    "ToolEffects",
     "ToolExecution",
     "ToolRegistry",
     "ToolResult",
+    "UsageError",
 ]
 
 log = logging.getLogger("fsseam")
 
 Listener = Callable[..., Any]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
+
+FS_SESSION_ENDED: Final = "fs/session-ended"
+"""``notify(session)``: a session ended for good (an MCP connection closed).
+
+Adapters send it for sessions they minted themselves, never for a session
+the caller named (a thread id outlives the connection). The policy drops
+what the session observed.
+"""
 
 _REMEDIES = {
     FsErrorCode.FS_STALE_VERSION: " — re-read the file, then retry",
@@ -119,9 +138,43 @@ class ToolResult:
         return cls(True, text, None, {"name": "FsError", "code": exc.code.value})
 
 
+@dataclass(frozen=True, slots=True)
+class ToolEffects:
+    """What a tool may do to the workspace, declared by the tool as ``effects``.
+
+    Adapters turn it into what their protocol says (MCP tool annotations,
+    the tools a read-only server lists); a tool that declares nothing is
+    taken to change and overwrite files, the safe assumption.
+    """
+
+    read_only: bool
+    """True when the tool never changes anything (read, ls, glob, grep)."""
+    destructive: bool
+    """True when a change may overwrite or remove existing content (write, edit)."""
+
+
+READ_ONLY: Final = ToolEffects(read_only=True, destructive=False)
+"""The effects of a tool that only looks."""
+
+MUTATES: Final = ToolEffects(read_only=False, destructive=True)
+"""The effects of a tool that may overwrite or remove content (the default)."""
+
+
+class UsageError(Exception):
+    """A mistake in how fsseam is wired up, for the developer (not the model).
+
+    ``ToolRegistry.execute`` lets it through instead of turning it into a tool
+    result: it is the one exception ``execute`` raises.
+    """
+
+
 @runtime_checkable
 class Tool(Protocol):
-    """A model-callable tool: a name, a description, a JSON Schema and ``run``."""
+    """A model-callable tool: a name, a description, a JSON Schema and ``run``.
+
+    A tool may also declare ``effects`` (:class:`ToolEffects`); without it,
+    it counts as :data:`MUTATES`.
+    """
 
     name: str
     description: str
@@ -167,10 +220,33 @@ class ToolRegistry:
         """The tool called ``name``, if registered."""
         return self._tools.get(name)
 
+    def effects(self, name: str) -> ToolEffects:
+        """What tool ``name`` declares it may do (:data:`MUTATES` when it declares nothing)."""
+        effects = getattr(self._tools.get(name), "effects", None)
+        return effects if isinstance(effects, ToolEffects) else MUTATES
+
     async def execute(
         self, name: str, args: Mapping[str, Any] | None, execution: ToolExecution | None = None
     ) -> ToolResult:
-        """Run tool ``name``; never raises for anything a model can send."""
+        """Run tool ``name``; never raises for anything a model can send.
+
+        What listeners recorded during the call (observations) is stored
+        before this returns. A :class:`UsageError` (a wiring mistake, such as
+        a durable observation store given a non-string session) propagates.
+        """
+        pending: list[Awaitable[Any]] = []
+        token = _PENDING.set(pending)
+        try:
+            result = await self._run(name, args, execution)
+        finally:
+            _PENDING.reset(token)
+        if pending:
+            result = await _settle(name, result, pending)
+        return result
+
+    async def _run(
+        self, name: str, args: Mapping[str, Any] | None, execution: ToolExecution | None
+    ) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
@@ -190,6 +266,8 @@ class ToolRegistry:
             return _invalid(str(exc))
         except FsError as exc:
             return ToolResult.failure(exc)
+        except UsageError:
+            raise
         except Exception as exc:  # a bug or an unmapped store failure: report, don't raise
             log.exception("tool %s failed unexpectedly", name)
             return ToolResult(
@@ -258,6 +336,42 @@ class ToolRegistry:
         return out
 
 
+_PENDING: contextvars.ContextVar[list[Awaitable[Any]] | None] = contextvars.ContextVar(
+    "fsseam_pending", default=None
+)
+"""Awaitables returned by ``emit`` listeners during the current ``execute``."""
+
+
+async def _settle(name: str, result: ToolResult, pending: list[Awaitable[Any]]) -> ToolResult:
+    """Await what the call's listeners deferred; a failure of theirs becomes the result.
+
+    Every awaitable is awaited (none is left un-run), in emission order. A
+    call that failed keeps its own error; a call that succeeded but whose
+    observation could not be stored reports that, saying the call itself
+    completed, so the model neither trusts a record that is missing nor
+    assumes its change was lost.
+    """
+    failure: FsError | None = None
+    usage: UsageError | None = None
+    for awaitable in pending:
+        try:
+            await awaitable
+        except UsageError as exc:
+            usage = usage or exc
+        except FsError as exc:
+            failure = failure or exc
+        except Exception as exc:
+            log.exception("a listener of tool %s failed", name)
+            failure = failure or FsError(f"{type(exc).__name__}: {exc}", FsErrorCode.FS_IO_ERROR)
+    if usage is not None:
+        raise usage
+    if failure is None or result.is_error:
+        return result
+    failed = ToolResult.failure(failure)
+    failed.text += f" (the {name} call itself completed, but what it saw was not recorded)"
+    return failed
+
+
 def _copy_schema(schema: dict[str, Any]) -> dict[str, Any]:
     import copy
 
@@ -308,16 +422,39 @@ class Context:
         """Notify every listener of ``name``, synchronously, ignoring their results.
 
         A failing listener is logged and does not stop the others (an audit
-        logger must never break a tool call).
+        logger must never break a tool call). A listener that returns an
+        awaitable during ``ToolRegistry.execute`` has it awaited before
+        ``execute`` returns (its failure then becomes the call's result);
+        outside ``execute`` the awaitable is dropped with a warning: use
+        :meth:`notify` there.
         """
+        pending = _PENDING.get()
         for listener in self._listeners.get(name, ()):
             try:
                 result = listener(*args)
                 if inspect.isawaitable(result):
+                    if pending is not None:
+                        pending.append(result)
+                        continue
                     _close_awaitable(result)
                     log.warning(
-                        "listener %r of %s returned an awaitable; emit is sync", listener, name
+                        "listener %r of %s returned an awaitable outside a tool call; "
+                        "use await ctx.notify(...)",
+                        listener,
+                        name,
                     )
+            except UsageError:
+                raise
+            except Exception:
+                log.exception("listener %r of %s failed", listener, name)
+
+    async def notify(self, name: str, *args: Any) -> None:
+        """Like :meth:`emit`, awaiting listeners that return awaitables; failures are logged."""
+        for listener in self._listeners.get(name, ()):
+            try:
+                result = listener(*args)
+                if inspect.isawaitable(result):
+                    await result
             except Exception:
                 log.exception("listener %r of %s failed", listener, name)
 

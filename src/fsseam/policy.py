@@ -1,7 +1,7 @@
 """Read-before-write policy: what each session has observed, turned into write guards.
 
-Per owner (the session object of the calling agent) and target, the policy
-remembers one of: unseen, :class:`~fsseam.seam.Absent`, or
+Per session (``actor.agent.session`` of the calling agent) and target, the
+policy remembers one of: unseen, :class:`~fsseam.seam.Absent`, or
 :class:`~fsseam.seam.Present` with a version. From that it answers:
 
 - ``fs/write-intent``: present ⇒ ``ReplaceIfVersion(v)``; otherwise ``CreateIfAbsent``
@@ -9,18 +9,23 @@ remembers one of: unseen, :class:`~fsseam.seam.Absent`, or
 - ``fs/edit-intent``: unseen ⇒ ``FS_NOT_OBSERVED``; absent ⇒ ``FS_NOT_FOUND``;
   present ⇒ ``v`` (the store refuses the edit if the file moved on).
 
-It performs no I/O. Owners are held weakly when they allow it, by identity
-otherwise; an execution without a session (``None``) can read but never
-overwrite or edit.
+The observations live in an :class:`~fsseam.observations.ObservationStore`
+(memory by default; SQLite or Redis to share sessions between processes and
+across restarts). A ``str`` session is keyed by its value, any other object by
+identity. The policy itself performs no file I/O, and the store decides
+nothing: whatever it holds, the store's conditional write is the arbiter, so
+a lost or stale observation only makes a call refused. An execution without a
+session (``None``) can read, and create new files, but never overwrite or
+edit. ``fs/session-ended`` drops a session's observations.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
+from collections.abc import Awaitable
 from typing import Any
 
-from fsseam.host import Context
+from fsseam.host import FS_SESSION_ENDED, Context
+from fsseam.observations import MemoryObservationStore, ObservationStore
 from fsseam.seam import (
     FS_EDIT_INTENT,
     FS_OBSERVED,
@@ -31,7 +36,6 @@ from fsseam.seam import (
     FsNotObserved,
     FsObservation,
     FsTarget,
-    FsTargetKey,
     FsVersion,
     FsWriteIntent,
     Present,
@@ -40,8 +44,6 @@ from fsseam.seam import (
 
 __all__ = ["ObservationPolicy"]
 
-_Seen = dict[FsTargetKey, FsObservation]
-
 
 def _owner_of(actor: Any) -> object:
     agent = getattr(actor, "agent", None)
@@ -49,87 +51,61 @@ def _owner_of(actor: Any) -> object:
 
 
 class ObservationPolicy:
-    """Plugin that guards writes and edits by what the session last read."""
+    """Plugin that guards writes and edits by what the session last read.
 
-    def __init__(self) -> None:
-        # Reentrant: a weakref callback may fire (GC) while this thread holds it.
-        self._lock = threading.RLock()
-        # id(owner) -> (weakref or the owner itself, observations). Keyed by
-        # identity so sessions with value equality stay apart.
-        self._owners: dict[int, tuple[object, _Seen]] = {}
+    ``store`` holds the observations (default: a fresh
+    :class:`~fsseam.observations.MemoryObservationStore`); give several
+    processes the same SQLite or Redis store and a ``str`` session is one
+    session in all of them.
+    """
+
+    def __init__(self, store: ObservationStore | None = None) -> None:
+        self.store: ObservationStore = store if store is not None else MemoryObservationStore()
+        """Where observations are kept."""
 
     def setup(self, ctx: Context) -> None:
         """Answer the write/edit intents and record observations on ``ctx``."""
         ctx.on(FS_WRITE_INTENT, self.write_intent)
         ctx.on(FS_EDIT_INTENT, self.edit_intent)
         ctx.on(FS_OBSERVED, self.observed)
+        ctx.on(FS_SESSION_ENDED, self.forget)
 
-    # -- state -------------------------------------------------------------
-
-    def _seen(self, owner: object, create: bool) -> _Seen | None:
-        key = id(owner)
-        with self._lock:
-            entry = self._owners.get(key)
-            if entry is not None:
-                held = entry[0]
-                alive = held() if isinstance(held, weakref.ref) else held
-                if alive is owner:
-                    return entry[1]
-            if not create:
-                return None
-            seen: _Seen = {}
-
-            def gone(ref: weakref.ref[Any], key: int = key) -> None:
-                self._forget(key, ref)
-
-            holder: object
-            try:
-                holder = weakref.ref(owner, gone)
-            except TypeError:
-                holder = owner  # ints, strings, tuples: held by identity, strongly
-            self._owners[key] = (holder, seen)
-            return seen
-
-    def _forget(self, key: int, ref: weakref.ref[Any]) -> None:
-        with self._lock:
-            entry = self._owners.get(key)
-            if entry is not None and entry[0] is ref:
-                del self._owners[key]
-
-    def observation(self, owner: object, target: FsTarget) -> FsObservation | None:
-        """What ``owner`` last saw at ``target`` (``None``: unseen)."""
-        if owner is None:
+    async def observation(self, session: object, target: FsTarget) -> FsObservation | None:
+        """What ``session`` last saw at ``target`` (``None``: unseen)."""
+        if session is None:
             return None
-        seen = self._seen(owner, create=False)
-        return None if seen is None else seen.get(target.target_key)
+        return await self.store.get(session, target.target_key)
 
-    def forget(self, owner: object) -> None:
-        """Drop everything ``owner`` has observed (e.g. when a session ends)."""
-        with self._lock:
-            self._owners.pop(id(owner), None)
+    def forget(self, session: object) -> Awaitable[None]:
+        """Drop everything ``session`` observed (the ``fs/session-ended`` listener)."""
+        return self.store.forget(session)
 
     # -- listeners -----------------------------------------------------------
 
-    def observed(self, actor: Any, target: FsTarget, observation: FsObservation) -> None:
-        """Record that the actor's session saw ``observation`` at ``target``."""
+    def observed(
+        self, actor: Any, target: FsTarget, observation: FsObservation
+    ) -> Awaitable[None] | None:
+        """Record that the actor's session saw ``observation`` at ``target``.
+
+        Returns the store's pending put; ``ToolRegistry.execute`` awaits it
+        before the call returns, so the next call of the session (in any
+        process sharing the store) sees it.
+        """
         owner = _owner_of(actor)
         if owner is None:
-            return
-        seen = self._seen(owner, create=True)
-        assert seen is not None
-        with self._lock:
-            seen[target.target_key] = observation
+            return None
+        return self.store.put(owner, target.target_key, observation)
 
-    def write_intent(self, actor: Any, target: FsTarget) -> FsWriteIntent:
+    async def write_intent(self, actor: Any, target: FsTarget) -> FsWriteIntent:
         """The guard for a write: replace what was seen, or create only."""
-        seen = self.observation(_owner_of(actor), target)
+        seen = await self.observation(_owner_of(actor), target)
         if isinstance(seen, Present):
             return ReplaceIfVersion(seen.version)
         return CreateIfAbsent()
 
-    def edit_intent(self, actor: Any, target: FsTarget) -> FsVersion:
+    async def edit_intent(self, actor: Any, target: FsTarget) -> FsVersion:
         """The version an edit must match; refuses edits of unseen or absent files."""
-        seen = self.observation(_owner_of(actor), target)
+        seen = await self.observation(_owner_of(actor), target)
         if seen is None:
             raise FsNotObserved(f'edit requires reading "{target.display_path}" first')
         if isinstance(seen, Absent):

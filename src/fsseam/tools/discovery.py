@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from fsseam.host import Context, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
 from fsseam.seam import (
     FileSystem,
     FsError,
@@ -133,6 +133,7 @@ class LsTool:
     name: str = "ls"
     description: str = LS_DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: LS_SCHEMA)
+    effects: ClassVar[ToolEffects] = READ_ONLY
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
@@ -221,6 +222,7 @@ class GlobTool:
     name: str = "glob"
     description: str = GLOB_DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: GLOB_SCHEMA)
+    effects: ClassVar[ToolEffects] = READ_ONLY
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
@@ -318,6 +320,7 @@ class GrepTool:
     name: str = "grep"
     description: str = GREP_DESCRIPTION
     parameters: dict[str, Any] = field(default_factory=lambda: GREP_SCHEMA)
+    effects: ClassVar[ToolEffects] = READ_ONLY
 
     async def run(
         self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None

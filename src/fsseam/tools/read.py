@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from fsseam import text as textmod
-from fsseam.host import Context, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_OBSERVED,
     Absent,
@@ -40,6 +40,7 @@ class ReadTool:
     name: str = "read"
     description: str = DESCRIPTION
     parameters: dict[str, Any] = None  # type: ignore[assignment]
+    effects: ClassVar[ToolEffects] = READ_ONLY
 
     def __post_init__(self) -> None:
         if self.parameters is None:
