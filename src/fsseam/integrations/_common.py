@@ -6,14 +6,12 @@ No framework is imported here; each adapter module imports its own.
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from fsseam.host import Agent, Context, ToolExecution
 
 __all__ = [
-    "READ_ONLY_TOOLS",
     "execution_for",
     "session_string",
     "strict_schema",
@@ -21,25 +19,19 @@ __all__ = [
     "without_null_defaults",
 ]
 
-READ_ONLY_TOOLS = frozenset({"read", "ls", "glob", "grep"})
-"""Tools that change nothing; every other tool is treated as one that may write."""
-
-
 def session_string(value: object, *, source: str) -> str:
-    """``value`` as the policy session: a non-empty string, one object per distinct value.
+    """``value`` as the policy session: a non-empty string (the policy keys it by value).
 
     Frameworks hand out a fresh ``str`` object for the same conversation id on
-    every call (parsed from JSON, read from a config dict). Interning makes
-    equal ids one object, so they are one session under an identity-keyed
-    policy as much as under a value-keyed one. ``source`` names where the
-    value came from, for the error.
+    every call (parsed from JSON, read from a config dict); equal ids are one
+    session. ``source`` names where the value came from, for the error.
     """
     if not isinstance(value, str) or not value:
         raise TypeError(
             f"fsseam needs the session (conversation id) as a non-empty string; {source} "
             f"gave {value!r}"
         )
-    return sys.intern(value)
+    return value
 
 
 def execution_for(session: str) -> ToolExecution:

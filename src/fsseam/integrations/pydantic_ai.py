@@ -31,7 +31,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from fsseam.host import Context
 from fsseam.integrations._common import (
-    READ_ONLY_TOOLS,
     execution_for,
     session_string,
     tool_specs,
@@ -90,12 +89,13 @@ class FsseamToolset(AbstractToolset[AgentDepsT]):
         tools: dict[str, ToolsetTool[AgentDepsT]] = {}
         for spec in tool_specs(self._ctx):
             name = spec["name"]
+            read_only = self._ctx.tools.effects(name).read_only
             definition = ToolDefinition(
                 name=name,
                 description=spec["description"],
                 parameters_json_schema=spec["parameters"],
-                sequential=name not in READ_ONLY_TOOLS,
-                metadata={"fsseam": {"read_only": name in READ_ONLY_TOOLS}},
+                sequential=not read_only,
+                metadata={"fsseam": {"read_only": read_only}},
             )
             tools[name] = ToolsetTool(
                 toolset=self, tool_def=definition, max_retries=retries, args_validator=_ARGUMENTS
