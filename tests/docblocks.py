@@ -79,11 +79,35 @@ def shell_lines(text: str) -> Iterator[str]:
         yield pending
 
 
+_PREFIXES = frozenset({"sudo", "exec", "time", "nohup", "env", "uvx"})
+
+
+def _in_command_position(words: list[str], index: int) -> bool:
+    """True when ``words[index]`` is the program a shell would run, not an argument.
+
+    ``claude mcp add --transport http fsseam URL`` names a server "fsseam";
+    ``FOO=1 fsseam read``, ``a && fsseam ls`` and ``uvx --from 'fsseam[mcp]'
+    fsseam serve`` run it.
+    """
+    j = index - 1
+    while j >= 0:
+        token = words[j]
+        if token in _OPERATORS:
+            return True
+        if token in _PREFIXES or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", token):
+            j -= 1
+        elif j >= 1 and words[j - 1] == "--from":
+            j -= 2
+        else:
+            return False
+    return True
+
+
 def fsseam_invocations(words: list[str]) -> Iterator[list[str]]:
     """The argument lists of every ``fsseam ...`` (or ``python -m fsseam ...``) in ``words``."""
     for index, word in enumerate(words):
         after: list[str] | None = None
-        if os.path.basename(word) == "fsseam":
+        if os.path.basename(word) == "fsseam" and _in_command_position(words, index):
             after = words[index + 1 :]
         elif word == "-m" and index + 1 < len(words) and words[index + 1] == "fsseam":
             after = words[index + 2 :]

@@ -274,6 +274,10 @@ async def serve_stdio(ctx: Context, *, session: str | None = None) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+_DRAIN_SECONDS: Final = 60.0
+"""How long the server keeps answering requests after its client closed stdin."""
+
+
 def _error_line(request_id: int | str | None, code: int, message: str) -> bytes:
     error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return json.dumps(error, ensure_ascii=False).encode() + b"\n"
@@ -346,6 +350,12 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     lock = anyio.Lock()
     eof = anyio.Event()
+    # Requests read but not yet answered. A client that writes its requests and
+    # closes stdin (a pipe, a script) still gets every answer: the server's
+    # input is closed only once they are all written, since the SDK answers
+    # whatever is pending when its input ends with "Connection closed".
+    pending: set[int | str] = set()
+    answered = anyio.Event()
 
     async def write(data: bytes) -> None:
         async with lock:
@@ -359,6 +369,9 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                 )
                 if not line:
                     eof.set()
+                    if pending:
+                        with anyio.move_on_after(_DRAIN_SECONDS):
+                            await answered.wait()
                     return
                 if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
                     while True:  # skip the rest of an oversized line
@@ -373,12 +386,18 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                 if isinstance(parsed, bytes):
                     await write(parsed)
                 elif parsed is not None:
+                    if isinstance(parsed.message, types.JSONRPCRequest):
+                        pending.add(parsed.message.id)
                     await to_server.send(parsed)
 
     async def write_messages() -> None:
         async with from_server:
             async for message in from_server:
                 await write(_dump(message))
+                if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.discard(message.message.id)
+                    if eof.is_set() and not pending:
+                        answered.set()
 
     try:
         async with anyio.create_task_group() as tasks:
