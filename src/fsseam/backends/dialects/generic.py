@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, context
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 from fsseam.backends.dialects.base import (
+    DIRECTORY,
     BytesReader,
     Dialect,
     RawEntry,
@@ -74,8 +75,8 @@ class GenericDialect(Dialect):
     name: ClassVar[str] = "generic"
     atomic_conditional_write: ClassVar[bool] = False
 
-    def __init__(self, fs: Any) -> None:
-        super().__init__(fs)
+    def __init__(self, fs: Any, root: str | None = None) -> None:
+        super().__init__(fs, root)
         # In-memory stores answer in microseconds; a worker thread would cost more.
         self._inline = "memory" in protocols(fs)
 
@@ -88,7 +89,8 @@ class GenericDialect(Dialect):
         except Exception as exc:  # fsspec stores raise anything
             _raise(self.url(path), exc)
 
-    async def _run(self, path: str, fn: Callable[[], T]) -> T:
+    async def _locked(self, path: str, fn: Callable[[], T]) -> T:
+        """Run ``fn`` under the path's lock stripe, inline or in a worker thread."""
         def guarded() -> T:
             with _stripe(path), self._errors(path):
                 return fn()
@@ -127,25 +129,25 @@ class GenericDialect(Dialect):
         if info is None:
             return None
         if info.get("type") == "directory":
-            return FsInfo(FsVersion("directory"), "directory", None)
+            return FsInfo(DIRECTORY, "directory", None)
         token = self._token(info)
         if token is None:
             token = content_version(self.fs.cat_file(path))
         return FsInfo(token, "file", info.get("size"))
 
     async def stat(self, path: str) -> FsInfo | None:
-        return await self._run(path, lambda: self._stat_locked(path))
+        return await self._locked(path, lambda: self._stat_locked(path))
 
     def open_read(self, path: str) -> AbstractAsyncContextManager[RawReader]:
         @asynccontextmanager
         async def opened() -> AsyncIterator[RawReader]:
-            data, info = await self._run(path, lambda: self._read_locked(path, None))
+            data, info = await self._locked(path, lambda: self._read_locked(path, None))
             yield BytesReader(data, info)
 
         return opened()
 
     async def read_bytes(self, path: str, limit: int | None = None) -> tuple[bytes, FsInfo]:
-        return await self._run(path, lambda: self._read_locked(path, limit))
+        return await self._locked(path, lambda: self._read_locked(path, limit))
 
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
         def work() -> StoredWrite:
@@ -169,10 +171,10 @@ class GenericDialect(Dialect):
             info = self._info(path) or {}
             return StoredWrite(self._token(info) or content_version(data), current is None)
 
-        return await self._run(path, work)
+        return await self._locked(path, work)
 
     async def remove(self, path: str) -> None:
-        await self._run(path, lambda: self.fs.rm_file(path))
+        await self._locked(path, lambda: self.fs.rm_file(path))
 
     async def list_dir(self, path: str) -> list[RawEntry]:
         def work() -> list[RawEntry]:
@@ -195,4 +197,4 @@ class GenericDialect(Dialect):
                 )
             return out
 
-        return await self._run(path, work)
+        return await self._locked(path, work)
