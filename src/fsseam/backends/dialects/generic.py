@@ -91,6 +91,7 @@ class GenericDialect(Dialect):
 
     async def _locked(self, path: str, fn: Callable[[], T]) -> T:
         """Run ``fn`` under the path's lock stripe, inline or in a worker thread."""
+
         def guarded() -> T:
             with _stripe(path), self._errors(path):
                 return fn()

@@ -40,7 +40,15 @@ import pytest
 
 __all__ = ["RGWCluster", "RGWUnavailable", "rgw_server", "rgw_url", "start_rgw"]
 
-_BINARIES = ("ceph", "ceph-mon", "ceph-osd", "ceph-authtool", "monmaptool", "radosgw", "radosgw-admin")
+_BINARIES = (
+    "ceph",
+    "ceph-mon",
+    "ceph-osd",
+    "ceph-authtool",
+    "monmaptool",
+    "radosgw",
+    "radosgw-admin",
+)
 _INSTALL_HINT = (
     "the Ceph RGW tests need the Debian packages ceph and radosgw: "
     "sudo apt-get update && sudo apt-get install -y ceph radosgw (bash .ci/run does this)"
@@ -265,10 +273,8 @@ def _create_bucket(cluster: RGWCluster) -> bool:
         aws_secret_access_key=SECRET_KEY,
         region_name="us-east-1",
     )
-    try:
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):
         client.create_bucket(Bucket=BUCKET)
-    except client.exceptions.BucketAlreadyOwnedByYou:
-        pass
     return True
 
 
