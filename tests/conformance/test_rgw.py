@@ -8,10 +8,15 @@ install command; ``.ci/run`` installs it.
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 
 from fsseam.backends import FsspecFileSystem, open_fs
+from fsseam.backends.dialects.base import QUIRKS
+from fsseam.backends.dialects.s3 import IF_MATCH_MISSING_412, IF_MATCH_UNQUOTED
+from fsseam.cli import doctor
+from fsseam.seam import CreateIfAbsent, FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
 from fsseam.testing import ConformanceSuite, FileSystemFixtures, FsSpec
 from fsseam.testing._support import run_workers
 from fsseam.testing._worker import counter_value
@@ -57,3 +62,46 @@ def test_eight_processes_incrementing_one_counter_lose_nothing(
     for result in results:
         assert result.returncode == 0, result.stderr
     assert counter_value(asyncio.run(fs.read_text(counter))) == 200
+
+
+def _forget_quirks(fs: FsspecFileSystem) -> None:
+    QUIRKS.forget(fs.dialect.store_id())
+
+
+def test_doctor_passes_on_rgw_and_names_its_quirks(rgw_server: RGWCluster, rgw_url: str) -> None:
+    fs = open_fs(rgw_url, **rgw_server.mount_options())
+    _forget_quirks(fs)  # the doctor's own probe must find them
+    out = io.StringIO()
+    status = asyncio.run(doctor(fs, out))
+    report = out.getvalue()
+    assert status == 0, report
+    assert f"quirk:        {IF_MATCH_UNQUOTED.name}: " in report
+    assert f"quirk:        {IF_MATCH_MISSING_412.name}: " in report
+    assert "8 concurrent replaces at one version: 1 accepted, 7 refused" in report
+    assert "8 concurrent edits at one version: 1 accepted, 7 refused" in report
+    assert report.rstrip().endswith("result: ok, the store enforces its preconditions")
+
+
+def test_a_quoted_if_match_refused_at_the_current_etag_is_learned_once(
+    rgw_server: RGWCluster, rgw_url: str
+) -> None:
+    """RGW refuses If-Match: "<etag>" although current; the first replace learns it."""
+    fs = open_fs(rgw_url, **rgw_server.mount_options())
+    _forget_quirks(fs)
+
+    async def body() -> None:
+        target = await fs.resolve("a.txt")
+        created = await fs.write_text(target, "one\n", CreateIfAbsent())
+        replaced = await fs.write_text(target, "two\n", ReplaceIfVersion(created.version))
+        assert IF_MATCH_UNQUOTED in fs.dialect.quirks
+        edited = await fs.edit_text(target, FsEditRequest("two", "three"), replaced.version)
+        assert await fs.read_text(target) == "three\n"
+        # Still a guard: a stale version is refused in the learned (bare) form too.
+        with pytest.raises(FsError) as stale:
+            await fs.dialect.put(
+                target.display_path.removeprefix("s3://"), b"x", ReplaceIfVersion(created.version)
+            )
+        assert stale.value.code is FsErrorCode.FS_STALE_VERSION
+        assert (await fs.stat(target)).version == edited.version  # type: ignore[union-attr]
+
+    asyncio.run(body())

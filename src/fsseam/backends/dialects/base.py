@@ -225,6 +225,11 @@ class _QuirkBook:
             known[quirk.name] = quirk
             return True
 
+    def forget(self, store: str) -> None:
+        """Forget what was learned about ``store`` (tests, or a server upgraded in place)."""
+        with self._lock:
+            self._seen.pop(store, None)
+
     def of(self, store: str) -> tuple[Quirk, ...]:
         with self._lock:
             return tuple(self._seen.get(store, {}).values())
