@@ -1,18 +1,14 @@
-"""Azure Blob Storage (adlfs): version = ETag, guards = ``If-Match`` / ``If-None-Match: *``.
+"""Azure Blob Storage (adlfs): version = ETag (unquoted), guards = ``If-Match`` / ``If-None-Match``.
 
-Everything goes through the async blob client adlfs already holds
-(``fs.service_client``), never through adlfs' file-level helpers: those drop
-condition arguments (``cat_file``), overwrite their own ``metadata=``
-(``pipe_file``) or serve sizes from a listing cache that can truncate reads.
+Everything goes through adlfs's async blob client (``fs.service_client``),
+never its file helpers: they drop conditions (``cat_file``), overwrite their
+own ``metadata=`` (``pipe_file``) or serve sizes from a stale listing cache.
 
-- Read: one ranged GET (the first :data:`_FIRST_RANGE` bytes) carries the
-  content, the ETag and the total size, so an ordinary file costs one
-  request; larger blobs continue with ranged GETs pinned to that ETag
-  (``If-Match``), in bounded memory.
-- Write: one ``Put Blob`` (up to the SDK's ``max_single_put_size``, 64 MiB)
-  with ``If-None-Match: *`` (create) or ``If-Match: "<etag>"`` (replace) and
-  the write token in the metadata (the protocol: ``base.GuardedDialect``).
-- Directories are prefixes (plus ADLS Gen2 / adlfs folder-marker blobs).
+- **read**: one ranged GET of the first 8 MiB carries content, ETag and total
+  size; larger blobs continue with 4 MiB ranges pinned by ``If-Match``.
+- **write**: one ``Put Blob`` with ``If-None-Match: *`` or ``If-Match:
+  "<etag>"`` and the token in its metadata. Directories are prefixes plus
+  ADLS Gen2 / adlfs folder-marker blobs.
 """
 
 from __future__ import annotations
@@ -43,6 +39,10 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     changed_while_reading,
     content_type,
+    denied,
+    describe,
+    failed,
+    missing_bucket,
     not_a_file,
     not_found,
     stale,
@@ -120,37 +120,25 @@ def _is_ambiguous(exc: Exception) -> bool:
 
 def _raise(url: str, exc: Exception, *, write: bool) -> NoReturn:
     """The one translation from azure-core / transport failures to ``FsError`` and outcomes."""
-    if isinstance(exc, ResourceNotFoundError) or (
-        isinstance(exc, HttpResponseError) and exc.status_code == 404
-    ):
-        if _code(exc) == "ContainerNotFound":
-            container = url.split("://", 1)[-1].split("/", 1)[0]
-            why = f'the container "{container}" does not exist; create it or fix the URL'
-            raise FsError(f'"{url}": {why}', FsErrorCode.FS_NOT_FOUND) from exc
+    http = exc if isinstance(exc, HttpResponseError) else None
+    if isinstance(exc, ResourceNotFoundError) or (http is not None and http.status_code == 404):
+        if http is not None and _code(http) == "ContainerNotFound":
+            raise missing_bucket(url, "container") from exc
         raise not_found(url) from exc
     if isinstance(exc, ClientAuthenticationError) or (
-        isinstance(exc, HttpResponseError) and exc.status_code in (401, 403)
+        http is not None and http.status_code in (401, 403)
     ):
-        raise FsError(
-            f'"{url}": Azure refused access ({_code(exc) or exc.status_code}); check the '
-            "credentials (connection_string, account_key, sas_token) and the role assignments",
-            FsErrorCode.FS_PERMISSION_DENIED,
-        ) from exc
+        check = "the credentials (connection_string, account_key, sas_token) and the roles"
+        cause = (_code(http) or str(http.status_code)) if http is not None else describe(exc)
+        raise denied(url, "Azure", cause, check) from exc
     if _is_precondition_failure(exc):
         if write:
             raise GuardRefused("ConditionNotMet") from exc
         raise stale(url) from exc
-    if isinstance(exc, HttpResponseError):
-        detail = f"HTTP {exc.status_code} {_code(exc)}".rstrip()
-    else:
-        detail = f"{type(exc).__name__}: {exc}"
-    error = FsError(
-        f'"{url}": Azure Blob Storage request failed ({detail}); retry later',
-        FsErrorCode.FS_IO_ERROR,
-    )
+    cause = f"HTTP {http.status_code} {_code(http)}".rstrip() if http is not None else describe(exc)
+    error = failed(url, "Azure Blob Storage", cause)
     if write and _is_ambiguous(exc):
-        status = exc.status_code if isinstance(exc, HttpResponseError) else None
-        raise OutcomeUnknown(error, status=status) from exc
+        raise OutcomeUnknown(error, status=http.status_code if http is not None else None) from exc
     raise error from exc
 
 

@@ -32,7 +32,7 @@ import mimetypes
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, final
@@ -73,13 +73,19 @@ __all__ = [
     "changed_while_reading",
     "content_type",
     "content_version",
+    "denied",
+    "describe",
+    "failed",
+    "missing_bucket",
     "not_a_directory",
     "not_a_file",
     "not_found",
     "on_loop",
+    "or_none",
     "protocols",
     "settle",
     "stale",
+    "unreachable",
 ]
 
 T = TypeVar("T")
@@ -652,6 +658,49 @@ def not_a_file(url: str) -> FsNotRegularFile:
 def not_a_directory(url: str) -> FsError:
     """``FS_NOT_DIRECTORY`` for a file where a directory was expected."""
     return FsError(f'"{url}" is a file, not a directory', FsErrorCode.FS_NOT_DIRECTORY)
+
+
+def missing_bucket(url: str, kind: str = "bucket") -> FsNotFound:
+    """``FS_NOT_FOUND`` for a bucket (container) that does not exist."""
+    name = url.split("://", 1)[-1].split("/", 1)[0]
+    return FsNotFound(f'"{url}": the {kind} "{name}" does not exist; check the URL')
+
+
+def denied(url: str, store: str, cause: str, check: str) -> FsError:
+    """``FS_PERMISSION_DENIED``: the store refused the credentials or the request."""
+    return FsError(
+        f'"{url}": {store} denied access ({cause}); check {check}',
+        FsErrorCode.FS_PERMISSION_DENIED,
+    )
+
+
+def unreachable(url: str, store: str, cause: str, check: str) -> FsError:
+    """``FS_IO_ERROR``: no answer from the store (connection refused, reset, timeout)."""
+    return FsError(
+        f'"{url}": could not reach {store} ({cause}); check {check}, then retry',
+        FsErrorCode.FS_IO_ERROR,
+    )
+
+
+def failed(url: str, store: str, cause: str) -> FsError:
+    """``FS_IO_ERROR``: the store answered with an error no other code describes."""
+    return FsError(
+        f'"{url}": {store} failed ({cause}); retry, or check the store with fsseam doctor',
+        FsErrorCode.FS_IO_ERROR,
+    )
+
+
+async def or_none(call: Awaitable[T]) -> T | None:
+    """``await call``, or ``None`` when it raises ``FS_NOT_FOUND`` (an absent object)."""
+    try:
+        return await call
+    except FsNotFound:
+        return None
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception, for the cause in a message."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 def already_exists(url: str) -> FsNotObserved:

@@ -1,51 +1,25 @@
 """Google Cloud Storage (gcsfs): version = generation, guards = ``ifGenerationMatch``.
 
-The only module importing gcsfs. Everything goes through the JSON API with
-gcsfs's authenticated, retrying session, on the loop gcsfs is bound to
-(``fs.loop``; see :func:`~fsseam.backends.dialects.base.on_loop`):
+Everything goes through the JSON API with gcsfs's authenticated, retrying
+session (``fs._call``), on gcsfs's loop:
 
-- **read** — one media GET. Its ``X-Goog-Generation`` header is the version of
-  exactly the bytes in the body. Objects up to 8 MiB are read whole in that
-  request; for a larger one the first 8 MiB come from it and the rest from
-  ranged GETs pinned with ``generation=``, so memory stays bounded and a
-  concurrent replace can never splice two versions together. The first GET
-  carries no ``Range`` header: a range starting at 0 is *unsatisfiable* on an
-  empty object (HTTP 416, RFC 9110), which would cost empty files a second
-  request. (gcsfs ``_call`` buffers whole bodies, hence the streamed first GET.)
-- **write** — one multipart upload with ``ifGenerationMatch=0`` (create),
-  ``=<generation>`` (replace) or none (unconditional). The store checks and
-  publishes in one step. fake-gcs-server enforces the precondition on
-  multipart uploads only, which is the upload type used here.
-- **lost answers** — gcsfs retries 5xx, 408, 429 and dropped connections, so a
-  guarded upload whose response was lost is retried into 412 although it was
-  applied: the write token (metadata ``fsseam-write-token``) settles it, as
-  for every store (``base.GuardedDialect``).
-- **directories** are prefixes: a path is a directory when some object name
-  starts with ``path/`` (a console-made ``path/`` placeholder counts).
+- **read**: one media GET, whose ``X-Goog-Generation`` is the version of
+  exactly its body; up to 8 MiB whole, beyond that the rest in ranged GETs
+  pinned with ``generation=``. The first GET has no ``Range``: a range from 0
+  of an empty object is unsatisfiable (416). Objects stored with
+  ``Content-Encoding: gzip`` are served decompressed, so past 8 MiB they are
+  refused (ranges cannot continue them).
+- **write**: one multipart upload with ``ifGenerationMatch=0`` (create) or
+  ``=<generation>`` (replace), the write token in its metadata and the body's
+  ``md5Hash``; fake-gcs-server enforces preconditions on multipart uploads
+  only, the type used here. A replace keeps ``Content-Type``,
+  ``Cache-Control``, ``Content-Disposition``, ``Content-Language`` of the read
+  it is based on (custom ``x-goog-meta-*`` is not kept: the media GET's
+  header names lose the keys' case).
 
-Round trips for ordinary objects: read = 1, create = 1, replace = 1 (plus the
-caller's read), stat = 1 (2 for a directory), list = 1 per 1000 entries. A
-412 costs one metadata GET to tell a lost answer from a conflict.
-
-A replace carries over ``Content-Type``, ``Cache-Control``,
-``Content-Disposition`` and ``Content-Language`` from the read it is based on
-(same mount, no extra request); a create guesses ``Content-Type`` from the
-name. Known limits: custom ``x-goog-meta-*`` metadata is not carried over (the
-media GET's header names lose the keys' case); an object ``a`` and objects
-under ``a/`` may coexist, since a create (one upload, no listing) does not
-look for a same-named prefix; objects stored with ``Content-Encoding: gzip``
-are served decompressed and cannot be continued with ranges, so past 8 MiB
-(stored) they are refused with ``FS_IO_ERROR``.
-
-``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT`` defaults to ``false`` here (set before
-gcsfs is first imported, so ``fsspec.filesystem("gs")`` then builds the core
-class). When it is on, ``gcsfs.GCSFileSystem`` is the experimental extended
-class, which probes every bucket over gRPC (zonal / hierarchical namespace)
-before ordinary calls; against an emulator each probe waits out timeouts (16
-to 116 s measured). This dialect uses the JSON API alone, so it works with
-either class; an explicit setting of the variable is respected. (When gcsfs
-was imported before this module the variable was already read: the dialect
-is unaffected, only gcsfs's own methods may probe.)
+``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT`` defaults to ``false`` (set before gcsfs
+is imported; an explicit setting is respected): the experimental class probes
+every bucket over gRPC, 16 to 116 s of timeouts against an emulator.
 """
 
 from __future__ import annotations
@@ -79,8 +53,13 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     changed_while_reading,
     content_type,
+    denied,
+    describe,
+    failed,
     not_found,
+    or_none,
     stale,
+    unreachable,
 )
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
 from fsseam.seam import (
@@ -185,6 +164,7 @@ class GCSDialect(ObjectStoreDialect):
         retrying, a dropped connection) is :class:`OutcomeUnknown`.
         """
         url = self.url(path)
+        check = "the credentials (token, GOOGLE_APPLICATION_CREDENTIALS) and the bucket's IAM"
         try:
             yield
         except (FsError, GuardRefused, OutcomeUnknown):
@@ -194,34 +174,20 @@ class GCSDialect(ObjectStoreDialect):
         except FileExistsError as exc:  # gcsfs: HTTP 412, whatever the precondition
             if write:
                 raise GuardRefused("412") from exc
-            raise FsError(
-                f'"{url}": a generation precondition failed; read it again',
-                FsErrorCode.FS_IO_ERROR,
-            ) from exc
+            raise failed(url, "Google Cloud Storage", "a generation precondition") from exc
         except GoogleAuthError as exc:
-            raise FsError(
-                f'"{url}": Google credentials could not be obtained or refreshed ({exc}); '
-                "check the token / GOOGLE_APPLICATION_CREDENTIALS storage options",
-                FsErrorCode.FS_PERMISSION_DENIED,
-            ) from exc
+            raise denied(url, "Google Cloud Storage", describe(exc), check) from exc
         except HttpError as exc:
             code = _status_code(exc)
             if code in (401, 403):
-                raise self._denied(url, code) from exc
-            error = FsError(
-                f'"{url}": Google Cloud Storage answered HTTP {code}: {exc.message}; '
-                "retry later, or check the bucket and endpoint",
-                FsErrorCode.FS_IO_ERROR,
-            )
+                raise denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
+            error = failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
             if write and (code is None or code >= 500 or code in _AMBIGUOUS):
                 raise OutcomeUnknown(error, status=code) from exc
             raise error from exc
         except (aiohttp.ClientError, ChecksumError, TimeoutError) as exc:
-            error = FsError(
-                f'"{url}": could not reach Google Cloud Storage at {self._endpoint()} '
-                f"({type(exc).__name__}: {exc}); check the network and endpoint_url, then retry",
-                FsErrorCode.FS_IO_ERROR,
-            )
+            where = f"Google Cloud Storage at {self._endpoint()}"
+            error = unreachable(url, where, describe(exc), "the network and endpoint_url")
             if write:
                 raise OutcomeUnknown(error) from exc
             raise error from exc
@@ -229,32 +195,21 @@ class GCSDialect(ObjectStoreDialect):
             # gcsfs raises OSError("Forbidden: ...") for 403 and ValueError("Bad
             # Request: ...") for a 400 whose message says "invalid".
             if str(exc).startswith("Forbidden"):
-                raise self._denied(url, 403) from exc
-            raise FsError(f'"{url}": {type(exc).__name__}: {exc}', FsErrorCode.FS_IO_ERROR) from exc
-
-    @staticmethod
-    def _denied(url: str, status: int | None) -> FsError:
-        return FsError(
-            f'"{url}": access denied by Google Cloud Storage (HTTP {status}); '
-            "check the credentials and the bucket's IAM permissions",
-            FsErrorCode.FS_PERMISSION_DENIED,
-        )
+                raise denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
+            raise failed(url, "Google Cloud Storage", describe(exc)) from exc
 
     # -- metadata ------------------------------------------------------------
+
+    async def _json(self, path: str, *args: Any, **params: Any) -> dict[str, Any]:
+        """One JSON API GET (``args`` fill the URL template) through the error boundary."""
+        with self._errors(path):
+            found: dict[str, Any] = await self.fs._call("GET", *args, json_out=True, **params)
+            return found
 
     async def _object(self, path: str) -> dict[str, Any] | None:
         """The object's JSON resource, or ``None`` when absent."""
         bucket, key = self.split(path)
-        try:
-            with self._errors(path):
-                found: dict[str, Any] = await self.fs._call(
-                    "GET", "b/{}/o/{}", bucket, key, json_out=True, fields=_OBJECT_FIELDS
-                )
-        except FsError as exc:
-            if exc.code is FsErrorCode.FS_NOT_FOUND:
-                return None
-            raise
-        return found
+        return await or_none(self._json(path, "b/{}/o/{}", bucket, key, fields=_OBJECT_FIELDS))
 
     async def _head(self, path: str) -> FsInfo | None:
         obj = await self._object(path)
@@ -271,17 +226,7 @@ class GCSDialect(ObjectStoreDialect):
 
     async def _list_page(self, path: str, **params: Any) -> dict[str, Any] | None:
         """One objects.list page, ``None`` when the bucket is missing."""
-        bucket, _ = self.split(path)
-        try:
-            with self._errors(path):
-                page: dict[str, Any] = await self.fs._call(
-                    "GET", "b/{}/o", bucket, json_out=True, **params
-                )
-        except FsError as exc:
-            if exc.code is FsErrorCode.FS_NOT_FOUND:
-                return None
-            raise
-        return page
+        return await or_none(self._json(path, "b/{}/o", self.split(path)[0], **params))
 
     async def _has_children(self, path: str) -> bool:
         key = self.split(path)[1]
@@ -299,18 +244,16 @@ class GCSDialect(ObjectStoreDialect):
         prefix = key + "/" if key else ""
         page_token: str | None = None
         while True:
-            with self._errors(path):
-                page = await self.fs._call(
-                    "GET",
-                    "b/{}/o",
-                    bucket,
-                    json_out=True,
-                    prefix=prefix,
-                    delimiter="/",
-                    maxResults=self.page_size,
-                    pageToken=page_token,
-                    fields="items(name,generation,size),prefixes,nextPageToken",
-                )
+            page = await self._json(
+                path,
+                "b/{}/o",
+                bucket,
+                prefix=prefix,
+                delimiter="/",
+                maxResults=self.page_size,
+                pageToken=page_token,
+                fields="items(name,generation,size),prefixes,nextPageToken",
+            )
             for item in page.get("items") or ():
                 generation = FsVersion(str(item["generation"]))
                 name = str(item["name"])[len(prefix) :]

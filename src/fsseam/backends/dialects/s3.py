@@ -1,35 +1,26 @@
 """S3 and S3-compatible servers (s3fs): ETag versions, one-request reads and writes.
 
-Version = the object's ETag exactly as S3 returns it (quoted, opaque). On
-versioned buckets the ``VersionId`` rides along (:attr:`S3Reader.version_id`,
-``StoredWrite.version_id``) and pins resumed reads, but never guards:
-``PutObject`` cannot condition on a VersionId.
+Version = the ETag exactly as S3 returns it (quoted, opaque). On versioned
+buckets the ``VersionId`` is reported and pins resumed reads, but never
+guards: ``PutObject`` cannot condition on it.
 
 - **read**: one ``GetObject`` (its ETag is the version of exactly the body),
-  streamed in chunks; a body that breaks is resumed with a ranged GET pinned
-  with ``If-Match`` (and ``VersionId``).
-- **write**: one ``PutObject`` with ``If-None-Match: *`` (create) or
-  ``If-Match: <etag>`` (replace) and the write token as
-  ``x-amz-meta-fsseam-write-token`` (the protocol: ``base.GuardedDialect``).
-  Never multipart: s3fs's multipart path drops ``IfMatch`` and moto ignores it
-  on ``CompleteMultipartUpload``. ``409 ConditionalRequestConflict`` is
-  retried (S3 asks for it); a 5xx is an unknown outcome, settled by the token.
+  streamed; a body that breaks resumes with a ranged GET pinned by
+  ``If-Match`` (and ``VersionId``).
+- **write**: one ``PutObject`` with ``If-None-Match: *`` or ``If-Match`` and
+  the token as ``x-amz-meta-fsseam-write-token``; never multipart (s3fs's
+  multipart path drops ``IfMatch``). ``409 ConditionalRequestConflict`` is
+  retried, as S3 asks; a 5xx is an unknown outcome, settled by the token.
 
-S3-compatible servers depart from AWS in ways measured on Ceph RGW 16.2;
-each is detected once per endpoint (by ``fsseam doctor``'s probe, or by the
-first refusal of a version that HEAD shows current and carrying no token of
-ours), remembered, and worked around without weakening the guard:
-
-- :data:`IF_MATCH_UNQUOTED`: ``If-Match: "<etag>"`` refused (412) although
-  current, the bare ETag accepted: the dialect then sends it bare;
-- :data:`IF_MATCH_MISSING_412`: ``If-Match`` on a missing key is 412 (AWS:
-  404); either way a stale replace;
-- :data:`~fsseam.backends.dialects.base.LOSERS_GET_5XX`: losers of concurrent
-  conditional PUTs answered ``500 UnknownError`` instead of 412.
-
-The first :class:`S3Dialect` built for an endpoint that is neither AWS nor
-loopback emits one :class:`S3EndpointWarning` per process suggesting
-``fsseam doctor URL`` (some servers accept ``If-Match`` and ignore it).
+S3-compatible servers depart from AWS (measured on Ceph RGW 16.2); each quirk
+is detected once per endpoint (``fsseam doctor``'s probe, or the first
+refusal of an ETag that HEAD shows current, with no token of ours),
+remembered, and worked around without weakening the guard:
+:data:`IF_MATCH_UNQUOTED` (the quoted ETag refused, the bare one accepted:
+sent bare), :data:`IF_MATCH_MISSING_412` (412 instead of 404: stale either
+way), and ``base.LOSERS_GET_5XX``. A first mount of an endpoint that is
+neither AWS nor loopback warns once (:class:`S3EndpointWarning`): some servers
+accept ``If-Match`` and ignore it; ``fsseam doctor URL`` proves a server.
 """
 
 from __future__ import annotations
@@ -65,7 +56,13 @@ from fsseam.backends.dialects.base import (
     StoredWrite,
     changed_while_reading,
     content_type,
+    denied,
+    describe,
+    failed,
+    missing_bucket,
     not_found,
+    or_none,
+    unreachable,
 )
 from fsseam.backends.dialects.objects import Body, ObjectStoreDialect, Opened, PinnedReader
 from fsseam.seam import (
@@ -179,38 +176,22 @@ def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) ->
         code == "ConditionalRequestConflict" or (status == 409 and code in ("", "409"))
     ):
         raise _GuardFailed(code or "409", retryable=True) from exc
+    why = f"{code} ({status}): {message}" if found else describe(exc)
+    if code == "NoSuchBucket":
+        raise missing_bucket(url) from exc
     if code in _NOT_FOUND or (found is None and isinstance(exc, FileNotFoundError)):
-        if code == "NoSuchBucket":
-            bucket = url.removeprefix("s3://").split("/", 1)[0]
-            raise FsError(
-                f'"{url}": the bucket "{bucket}" does not exist; check the URL',
-                FsErrorCode.FS_NOT_FOUND,
-            ) from exc
         raise not_found(url) from exc
     if (
         code in _DENIED
         or isinstance(exc, NoCredentialsError | PartialCredentialsError)
         or (found is None and isinstance(exc, PermissionError))
     ):
-        cause = f"{code}: {message}" if code else f"{type(exc).__name__}: {exc}"
-        raise FsError(
-            f'"{url}": S3 refused to {action} ({cause}); check the credentials '
-            "(key/secret, profile or role) and the bucket policy",
-            FsErrorCode.FS_PERMISSION_DENIED,
-        ) from exc
+        check = "the credentials (key/secret, profile or role) and the bucket policy"
+        raise denied(url, f"S3 ({action})", why, check) from exc
     if found is None and isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
-        error = FsError(
-            f'"{url}": could not reach S3 to {action} ({type(exc).__name__}: {exc}); '
-            "check endpoint_url and the network, then retry",
-            FsErrorCode.FS_IO_ERROR,
-        )
+        error = unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
     else:
-        cause = f"{code} ({status}): {message}" if found else f"{type(exc).__name__}: {exc}"
-        error = FsError(
-            f'"{url}": could not {action} ({cause}); retry, or run `fsseam doctor {url}` '
-            "to check the store",
-            FsErrorCode.FS_IO_ERROR,
-        )
+        error = failed(url, f"S3 {action}", why)
     if preconditions and (found is None or status >= 500 or status == 408):
         # A 5xx, a timeout or a dropped connection: the write may have landed.
         raise OutcomeUnknown(error, status=status or None) from exc
@@ -241,16 +222,13 @@ _WARNED_LOCK = threading.Lock()
 
 
 def _endpoint(fs: Any) -> str | None:
-    client_kwargs = getattr(fs, "client_kwargs", None) or {}
-    for candidate in (
+    candidates = (
         getattr(fs, "endpoint_url", None),
-        client_kwargs.get("endpoint_url"),
+        (getattr(fs, "client_kwargs", None) or {}).get("endpoint_url"),
         os.environ.get("AWS_ENDPOINT_URL_S3"),
         os.environ.get("AWS_ENDPOINT_URL"),
-    ):
-        if candidate:
-            return str(candidate)
-    return None
+    )
+    return next((str(found) for found in candidates if found), None)
 
 
 def _needs_proof(endpoint: str) -> bool:
@@ -336,12 +314,8 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _head_response(self, path: str) -> dict[str, Any] | None:
         bucket, key = self.split(path)
-        try:
-            head: dict[str, Any] = await self._call(
-                "stat", self.url(path), "head_object", Bucket=bucket, Key=key
-            )
-        except FsNotFound:
-            return None
+        call = self._call("stat", self.url(path), "head_object", Bucket=bucket, Key=key)
+        head: dict[str, Any] | None = await or_none(call)
         return head
 
     async def _head(self, path: str) -> FsInfo | None:
@@ -359,25 +333,15 @@ class S3Dialect(ObjectStoreDialect):
         return ObjectState(FsVersion(str(head["ETag"])), token, head.get("VersionId"))
 
     async def _bucket_exists(self, bucket: str) -> bool:
-        try:
-            await self._call("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
-        except FsNotFound:
-            return False
-        return True
+        call = self._call("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
+        return await or_none(call) is not None
 
     async def _has_children(self, path: str) -> bool:
         bucket, key = self.split(path)
-        try:
-            listing = await self._call(
-                "list",
-                self.url(path),
-                "list_objects_v2",
-                Bucket=bucket,
-                Prefix=key + "/",
-                MaxKeys=1,
-            )
-        except FsNotFound:
-            return False
+        call = self._call(
+            "list", self.url(path), "list_objects_v2", Bucket=bucket, Prefix=key + "/", MaxKeys=1
+        )
+        listing = await or_none(call) or {}
         return bool(listing.get("KeyCount") or listing.get("Contents"))
 
     async def _children(self, path: str) -> AsyncIterator[RawEntry]:
