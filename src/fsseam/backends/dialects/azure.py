@@ -31,39 +31,20 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('Azure Blob Storage needs: pip install "fsseam[azure]"') from exc
 
+from fsseam.backends.dialects import base
 from fsseam.backends.dialects.base import (
     DIRECTORY,
     GuardRefused,
     ObjectState,
     OutcomeUnknown,
     RawEntry,
-    changed_while_reading,
-    content_type,
-    denied,
-    describe,
-    failed,
-    missing_bucket,
-    not_a_file,
-    not_found,
-    stale,
-)
-from fsseam.backends.dialects.base import (
-    TOKEN_KEY as _BASE_TOKEN_KEY,
 )
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.seam import (
-    CreateIfAbsent,
-    FsError,
-    FsErrorCode,
-    FsInfo,
-    FsVersion,
-    FsWriteIntent,
-    ReplaceIfVersion,
-)
+from fsseam.seam import CreateIfAbsent, FsError, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = ["TOKEN_KEY", "AzureDialect"]
 
-TOKEN_KEY = _BASE_TOKEN_KEY.replace("-", "_")
+TOKEN_KEY = base.TOKEN_KEY.replace("-", "_")
 """Metadata name of a guarded write's unique token (a C# identifier, as Azure requires)."""
 
 _FIRST_RANGE = 8 * 1024 * 1024
@@ -118,43 +99,49 @@ def _is_ambiguous(exc: Exception) -> bool:
     return isinstance(exc, AzureError | OSError | TimeoutError)
 
 
-def _raise(url: str, exc: Exception, *, write: bool) -> NoReturn:
+def _raise(url: str, exc: Exception, *, write: bool, replace: bool) -> NoReturn:
     """The one translation from azure-core / transport failures to ``FsError`` and outcomes."""
     http = exc if isinstance(exc, HttpResponseError) else None
     if isinstance(exc, ResourceNotFoundError) or (http is not None and http.status_code == 404):
         if http is not None and _code(http) == "ContainerNotFound":
-            raise missing_bucket(url, "container") from exc
-        raise not_found(url) from exc
+            raise base.missing_bucket(url, "container") from exc
+        if replace:  # If-Match on a deleted blob (Azurite answers 412, the service may 404)
+            raise GuardRefused("BlobNotFound") from exc
+        raise base.not_found(url) from exc
     if isinstance(exc, ClientAuthenticationError) or (
         http is not None and http.status_code in (401, 403)
     ):
         check = "the credentials (connection_string, account_key, sas_token) and the roles"
-        cause = (_code(http) or str(http.status_code)) if http is not None else describe(exc)
-        raise denied(url, "Azure", cause, check) from exc
+        cause = (_code(http) or str(http.status_code)) if http is not None else base.describe(exc)
+        raise base.denied(url, "Azure", cause, check) from exc
     if _is_precondition_failure(exc):
         if write:
             raise GuardRefused("ConditionNotMet") from exc
-        raise stale(url) from exc
-    cause = f"HTTP {http.status_code} {_code(http)}".rstrip() if http is not None else describe(exc)
-    error = failed(url, "Azure Blob Storage", cause)
+        raise base.stale(url) from exc
+    cause = (
+        f"HTTP {http.status_code} {_code(http)}".rstrip()
+        if http is not None
+        else base.describe(exc)
+    )
+    error = base.failed(url, "Azure Blob Storage", cause)
     if write and _is_ambiguous(exc):
         raise OutcomeUnknown(error, status=http.status_code if http is not None else None) from exc
     raise error from exc
 
 
 @contextmanager
-def _azure_errors(url: str, *, write: bool = False) -> Iterator[None]:
+def _azure_errors(url: str, *, write: bool = False, replace: bool = False) -> Iterator[None]:
     """Map every foreign exception raised inside to an ``FsError`` naming ``url``.
 
-    In a ``write``: a failed condition is :class:`GuardRefused`, a failure
-    that may have landed :class:`OutcomeUnknown`.
+    In a ``write``: a failed condition (for a ``replace``, a missing blob too)
+    is :class:`GuardRefused`, a failure that may have landed :class:`OutcomeUnknown`.
     """
     try:
         yield
     except (FsError, GuardRefused, OutcomeUnknown):
         raise
     except Exception as exc:  # the SDK also raises ValueError/TypeError on odd answers
-        _raise(url, exc, write=write)
+        _raise(url, exc, write=write, replace=replace)
 
 
 def _attributes(props: Any) -> dict[str, Any]:
@@ -280,16 +267,16 @@ class AzureDialect(ObjectStoreDialect):
                         # ``props.size`` is the range's; the total is after "/" in Content-Range.
                         total = int(str(props.content_range).rsplit("/", 1)[-1])
                     if _is_folder(props.metadata):
-                        raise not_a_file(url)
+                        raise base.not_a_file(url)
                     info = FsInfo(_etag(props.etag), "file", total)
                     return Opened(info, MemoryBody(data), len(data), None, _attributes(props))
-        raise FsError(f'"{url}" kept changing while being read; try again', FsErrorCode.FS_IO_ERROR)
+        raise base.io_error(url, "kept changing while being read; try again")
 
     async def _get_range(self, path: str, pin: Any, start: int, end: int) -> Body:
         url = self.url(path)
-        try:
-            with _azure_errors(url):
-                async with self._blob(path) as client:
+        with _azure_errors(url):
+            async with self._blob(path) as client:
+                try:
                     download = await client.download_blob(
                         offset=start,
                         length=end - start,
@@ -297,11 +284,9 @@ class AzureDialect(ObjectStoreDialect):
                         match_condition=MatchConditions.IfNotModified,
                         **self._request_kwargs(),
                     )
-                    data: bytes = await download.readall()
-        except FsError as exc:
-            if exc.code in (FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_FOUND):
-                raise changed_while_reading(url) from exc
-            raise
+                except (ResourceModifiedError, ResourceNotFoundError) as gone:
+                    raise base.changed_while_reading(url) from gone
+                data: bytes = await download.readall()
         return MemoryBody(data)
 
     # -- writes --------------------------------------------------------------
@@ -317,31 +302,25 @@ class AzureDialect(ObjectStoreDialect):
         overwrite = not isinstance(guard, CreateIfAbsent)
         if isinstance(guard, ReplaceIfVersion):
             if not guard.version or any(ch in guard.version for ch in '*"'):
-                raise stale(url)  # never let a version turn into the If-Match wildcard
+                raise base.stale(url)  # never let a version turn into the If-Match wildcard
             conditions = {
                 "etag": f'"{guard.version}"',
                 "match_condition": MatchConditions.IfNotModified,
             }
         kept = self.kept_attributes(path, guard) or {}
-        settings = kept.get("content_settings") or {"content_type": content_type(path)}
+        settings = kept.get("content_settings") or {"content_type": base.content_type(path)}
         # is_directory=false: what adlfs writes, so its listings agree.
         metadata = {**kept.get("metadata", {}), "is_directory": "false", TOKEN_KEY: token}
-        try:
-            with _azure_errors(url, write=True):
-                async with self._blob(path) as client:
-                    result = await client.upload_blob(
-                        data,
-                        length=len(data),
-                        overwrite=overwrite,
-                        metadata=metadata,
-                        content_settings=ContentSettings(**settings),
-                        max_concurrency=getattr(self.fs, "max_concurrency", None) or 1,
-                        **conditions,
-                        **self._request_kwargs(),
-                    )
-        except FsError as exc:
-            # If-Match on a deleted blob (Azurite answers 412, the service may 404).
-            if isinstance(guard, ReplaceIfVersion) and exc.message == not_found(url).message:
-                raise GuardRefused("BlobNotFound") from exc
-            raise
+        with _azure_errors(url, write=True, replace=isinstance(guard, ReplaceIfVersion)):
+            async with self._blob(path) as client:
+                result = await client.upload_blob(
+                    data,
+                    length=len(data),
+                    overwrite=overwrite,
+                    metadata=metadata,
+                    content_settings=ContentSettings(**settings),
+                    max_concurrency=getattr(self.fs, "max_concurrency", None) or 1,
+                    **conditions,
+                    **self._request_kwargs(),
+                )
         return ObjectState(_etag(str(result["etag"])), token)

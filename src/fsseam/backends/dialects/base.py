@@ -76,6 +76,7 @@ __all__ = [
     "denied",
     "describe",
     "failed",
+    "io_error",
     "missing_bucket",
     "not_a_directory",
     "not_a_file",
@@ -696,6 +697,11 @@ async def or_none(call: Awaitable[T]) -> T | None:
         return await call
     except FsNotFound:
         return None
+
+
+def io_error(url: str, why: str) -> FsError:
+    """``FS_IO_ERROR`` for ``url``; ``why`` says what happened and what to do."""
+    return FsError(f'"{url}" {why}', FsErrorCode.FS_IO_ERROR)
 
 
 def describe(exc: BaseException) -> str:

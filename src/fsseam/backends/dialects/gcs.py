@@ -45,28 +45,20 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('GCS needs: pip install "fsseam[gcs]"') from exc
 
+from fsseam.backends.dialects import base
 from fsseam.backends.dialects.base import (
     TOKEN_KEY,
     GuardRefused,
     ObjectState,
     OutcomeUnknown,
     RawEntry,
-    changed_while_reading,
-    content_type,
-    denied,
-    describe,
-    failed,
-    not_found,
-    or_none,
-    stale,
-    unreachable,
 )
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
-    FsErrorCode,
     FsInfo,
+    FsNotFound,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
@@ -170,24 +162,24 @@ class GCSDialect(ObjectStoreDialect):
         except (FsError, GuardRefused, OutcomeUnknown):
             raise
         except FileNotFoundError as exc:  # gcsfs: HTTP 404
-            raise not_found(url) from exc
+            raise base.not_found(url) from exc
         except FileExistsError as exc:  # gcsfs: HTTP 412, whatever the precondition
             if write:
                 raise GuardRefused("412") from exc
-            raise failed(url, "Google Cloud Storage", "a generation precondition") from exc
+            raise base.failed(url, "Google Cloud Storage", "a generation precondition") from exc
         except GoogleAuthError as exc:
-            raise denied(url, "Google Cloud Storage", describe(exc), check) from exc
+            raise base.denied(url, "Google Cloud Storage", base.describe(exc), check) from exc
         except HttpError as exc:
             code = _status_code(exc)
             if code in (401, 403):
-                raise denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
-            error = failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
+                raise base.denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
+            error = base.failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
             if write and (code is None or code >= 500 or code in _AMBIGUOUS):
                 raise OutcomeUnknown(error, status=code) from exc
             raise error from exc
         except (aiohttp.ClientError, ChecksumError, TimeoutError) as exc:
             where = f"Google Cloud Storage at {self._endpoint()}"
-            error = unreachable(url, where, describe(exc), "the network and endpoint_url")
+            error = base.unreachable(url, where, base.describe(exc), "the network and endpoint_url")
             if write:
                 raise OutcomeUnknown(error) from exc
             raise error from exc
@@ -195,8 +187,8 @@ class GCSDialect(ObjectStoreDialect):
             # gcsfs raises OSError("Forbidden: ...") for 403 and ValueError("Bad
             # Request: ...") for a 400 whose message says "invalid".
             if str(exc).startswith("Forbidden"):
-                raise denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
-            raise failed(url, "Google Cloud Storage", describe(exc)) from exc
+                raise base.denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
+            raise base.failed(url, "Google Cloud Storage", base.describe(exc)) from exc
 
     # -- metadata ------------------------------------------------------------
 
@@ -209,7 +201,7 @@ class GCSDialect(ObjectStoreDialect):
     async def _object(self, path: str) -> dict[str, Any] | None:
         """The object's JSON resource, or ``None`` when absent."""
         bucket, key = self.split(path)
-        return await or_none(self._json(path, "b/{}/o/{}", bucket, key, fields=_OBJECT_FIELDS))
+        return await base.or_none(self._json(path, "b/{}/o/{}", bucket, key, fields=_OBJECT_FIELDS))
 
     async def _head(self, path: str) -> FsInfo | None:
         obj = await self._object(path)
@@ -226,7 +218,7 @@ class GCSDialect(ObjectStoreDialect):
 
     async def _list_page(self, path: str, **params: Any) -> dict[str, Any] | None:
         """One objects.list page, ``None`` when the bucket is missing."""
-        return await or_none(self._json(path, "b/{}/o", self.split(path)[0], **params))
+        return await base.or_none(self._json(path, "b/{}/o", self.split(path)[0], **params))
 
     async def _has_children(self, path: str) -> bool:
         key = self.split(path)[1]
@@ -274,10 +266,10 @@ class GCSDialect(ObjectStoreDialect):
         encoding = headers.get("X-Goog-Stored-Content-Encoding", "identity")
         if size > len(head) and encoding != "identity":
             # Served decompressed: ranges of the stored bytes cannot continue it.
-            raise FsError(
-                f'"{url}" is stored with Content-Encoding: {encoding} and is over '
+            raise base.io_error(
+                url,
+                f"is stored with Content-Encoding: {encoding} and is over "
                 f"{WHOLE_READ_LIMIT} bytes; fsseam reads such objects only whole",
-                FsErrorCode.FS_IO_ERROR,
             )
         attrs = {
             field: str(headers[name]) for name, field in _KEPT_HEADERS.items() if headers.get(name)
@@ -293,17 +285,12 @@ class GCSDialect(ObjectStoreDialect):
                     self.fs.url(path, generation=pin),
                     headers={"Range": f"bytes={start}-{end - 1}"},
                 )
-        except FsError as exc:
-            if exc.code == FsErrorCode.FS_NOT_FOUND:  # the pinned generation is gone
-                raise changed_while_reading(url) from exc
-            raise
+        except FsNotFound as gone:  # the pinned generation was replaced or deleted
+            raise base.changed_while_reading(url) from gone
         want = end - start
         if headers.get("X-Goog-Generation", pin) != pin or len(data) != want:
-            raise FsError(
-                f'"{url}": the store answered {len(data)} bytes for a {want}-byte range '
-                f"of generation {pin}; read it again",
-                FsErrorCode.FS_IO_ERROR,
-            )
+            why = f"got {len(data)} bytes for a {want}-byte range of generation {pin}"
+            raise base.io_error(url, f"{why}; read it again")
         return MemoryBody(data)
 
     # -- writes --------------------------------------------------------------
@@ -318,11 +305,11 @@ class GCSDialect(ObjectStoreDialect):
         elif isinstance(guard, ReplaceIfVersion):
             if not guard.version.isdigit() or guard.version == "0":
                 # Not a generation (a directory, another store's token): never current.
-                raise stale(self.url(path))
+                raise base.stale(self.url(path))
             params["ifGenerationMatch"] = guard.version
         attrs = self.kept_attributes(path, guard) or {}
         if "contentType" not in attrs:
-            attrs = {"contentType": content_type(key) or "application/octet-stream"}
+            attrs = {"contentType": base.content_type(key) or "application/octet-stream"}
         resource = {
             **attrs,
             "name": key,

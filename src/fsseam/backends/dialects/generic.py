@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar, NoReturn, TypeVar
 
+from fsseam.backends.dialects import base
 from fsseam.backends.dialects.base import (
     DIRECTORY,
     BytesReader,
@@ -23,14 +24,6 @@ from fsseam.backends.dialects.base import (
     RawEntry,
     RawReader,
     StoredWrite,
-    already_exists,
-    check_size,
-    content_version,
-    not_a_file,
-    not_found,
-    protocols,
-    run_blocking,
-    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
@@ -57,11 +50,11 @@ def _stripe(path: str) -> threading.Lock:
 
 def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
-        raise not_found(url) from exc
+        raise base.not_found(url) from exc
     if isinstance(exc, NotADirectoryError):
         raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
     if isinstance(exc, IsADirectoryError):
-        raise not_a_file(url) from exc
+        raise base.not_a_file(url) from exc
     if isinstance(exc, PermissionError):
         raise FsError(
             f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED
@@ -78,7 +71,7 @@ class GenericDialect(Dialect):
     def __init__(self, fs: Any, root: str | None = None) -> None:
         super().__init__(fs, root)
         # In-memory stores answer in microseconds; a worker thread would cost more.
-        self._inline = "memory" in protocols(fs)
+        self._inline = "memory" in base.protocols(fs)
 
     @contextmanager
     def _errors(self, path: str) -> Iterator[None]:
@@ -96,7 +89,7 @@ class GenericDialect(Dialect):
             with _stripe(path), self._errors(path):
                 return fn()
 
-        return await run_blocking(self._inline, guarded)
+        return await base.run_blocking(self._inline, guarded)
 
     def _info(self, path: str) -> dict[str, Any] | None:
         try:
@@ -119,9 +112,9 @@ class GenericDialect(Dialect):
             raise FileNotFoundError(path)
         if info.get("type") == "directory":
             raise IsADirectoryError(path)
-        check_size(self.url(path), info.get("size"), limit)
+        base.check_size(self.url(path), info.get("size"), limit)
         data: bytes = self.fs.cat_file(path)
-        version = self._token(info) or content_version(data)
+        version = self._token(info) or base.content_version(data)
         return data, FsInfo(version, "file", len(data))
 
     def _stat_locked(self, path: str) -> FsInfo | None:
@@ -133,7 +126,7 @@ class GenericDialect(Dialect):
             return FsInfo(DIRECTORY, "directory", None)
         token = self._token(info)
         if token is None:
-            token = content_version(self.fs.cat_file(path))
+            token = base.content_version(self.fs.cat_file(path))
         return FsInfo(token, "file", info.get("size"))
 
     async def stat(self, path: str) -> FsInfo | None:
@@ -156,12 +149,12 @@ class GenericDialect(Dialect):
             if current is not None and current.type == "directory":
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
-                raise already_exists(self.url(path))
+                raise base.already_exists(self.url(path))
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:
-                    raise stale(self.url(path), deleted=True)
+                    raise base.stale(self.url(path), deleted=True)
                 if current.version != guard.version:
-                    raise stale(self.url(path))
+                    raise base.stale(self.url(path))
             parent = self.fs._parent(path)
             parent_info = self._info(parent) if parent else None
             if parent_info is None and parent:
@@ -170,7 +163,7 @@ class GenericDialect(Dialect):
                 raise NotADirectoryError(parent)
             self.fs.pipe_file(path, data)
             info = self._info(path) or {}
-            return StoredWrite(self._token(info) or content_version(data), current is None)
+            return StoredWrite(self._token(info) or base.content_version(data), current is None)
 
         return await self._locked(path, work)
 

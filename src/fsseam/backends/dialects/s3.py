@@ -46,6 +46,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(f'S3 needs: pip install "fsseam[s3]" ({exc})') from exc
 
+from fsseam.backends.dialects import base
 from fsseam.backends.dialects.base import (
     TOKEN_KEY,
     GuardRefused,
@@ -54,15 +55,6 @@ from fsseam.backends.dialects.base import (
     Quirk,
     RawEntry,
     StoredWrite,
-    changed_while_reading,
-    content_type,
-    denied,
-    describe,
-    failed,
-    missing_bucket,
-    not_found,
-    or_none,
-    unreachable,
 )
 from fsseam.backends.dialects.objects import Body, ObjectStoreDialect, Opened, PinnedReader
 from fsseam.seam import (
@@ -176,22 +168,22 @@ def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) ->
         code == "ConditionalRequestConflict" or (status == 409 and code in ("", "409"))
     ):
         raise _GuardFailed(code or "409", retryable=True) from exc
-    why = f"{code} ({status}): {message}" if found else describe(exc)
+    why = f"{code} ({status}): {message}" if found else base.describe(exc)
     if code == "NoSuchBucket":
-        raise missing_bucket(url) from exc
+        raise base.missing_bucket(url) from exc
     if code in _NOT_FOUND or (found is None and isinstance(exc, FileNotFoundError)):
-        raise not_found(url) from exc
+        raise base.not_found(url) from exc
     if (
         code in _DENIED
         or isinstance(exc, NoCredentialsError | PartialCredentialsError)
         or (found is None and isinstance(exc, PermissionError))
     ):
         check = "the credentials (key/secret, profile or role) and the bucket policy"
-        raise denied(url, f"S3 ({action})", why, check) from exc
+        raise base.denied(url, f"S3 ({action})", why, check) from exc
     if found is None and isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
-        error = unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
+        error = base.unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
     else:
-        error = failed(url, f"S3 {action}", why)
+        error = base.failed(url, f"S3 {action}", why)
     if preconditions and (found is None or status >= 500 or status == 408):
         # A 5xx, a timeout or a dropped connection: the write may have landed.
         raise OutcomeUnknown(error, status=status or None) from exc
@@ -315,7 +307,7 @@ class S3Dialect(ObjectStoreDialect):
     async def _head_response(self, path: str) -> dict[str, Any] | None:
         bucket, key = self.split(path)
         call = self._call("stat", self.url(path), "head_object", Bucket=bucket, Key=key)
-        head: dict[str, Any] | None = await or_none(call)
+        head: dict[str, Any] | None = await base.or_none(call)
         return head
 
     async def _head(self, path: str) -> FsInfo | None:
@@ -334,14 +326,14 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _bucket_exists(self, bucket: str) -> bool:
         call = self._call("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
-        return await or_none(call) is not None
+        return await base.or_none(call) is not None
 
     async def _has_children(self, path: str) -> bool:
         bucket, key = self.split(path)
         call = self._call(
             "list", self.url(path), "list_objects_v2", Bucket=bucket, Prefix=key + "/", MaxKeys=1
         )
-        listing = await or_none(call) or {}
+        listing = await base.or_none(call) or {}
         return bool(listing.get("KeyCount") or listing.get("Contents"))
 
     async def _children(self, path: str) -> AsyncIterator[RawEntry]:
@@ -392,7 +384,7 @@ class S3Dialect(ObjectStoreDialect):
                     **extra,
                 )
         except (GuardRefused, FsNotFound) as gone:
-            raise changed_while_reading(url) from gone
+            raise base.changed_while_reading(url) from gone
         except OutcomeUnknown as failed:
             raise failed.error from failed
         if not str(response.get("ContentRange", "")).startswith(f"bytes {start}-"):
@@ -421,7 +413,7 @@ class S3Dialect(ObjectStoreDialect):
         await self._check_params(url)
         kwargs = self.kept_attributes(path, guard)
         if kwargs is None:
-            guessed = content_type(key)
+            guessed = base.content_type(key)
             kwargs = {"ContentType": guessed} if guessed else {}
         kwargs["Metadata"] = {**kwargs.get("Metadata", {}), TOKEN_KEY: token}
         if isinstance(guard, CreateIfAbsent):
