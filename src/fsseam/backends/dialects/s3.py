@@ -298,7 +298,7 @@ class S3Dialect(ObjectStoreDialect):
     def store_id(self) -> str:
         return f"s3:{self._endpoint or 'aws'}"
 
-    async def _call(self, action: str, url: str, method: str, **kwargs: Any) -> Any:
+    async def _request(self, action: str, url: str, method: str, **kwargs: Any) -> Any:
         with _errors(url, action):
             return await self.fs._call_s3(method, **kwargs)
 
@@ -306,7 +306,7 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _head_response(self, path: str) -> dict[str, Any] | None:
         bucket, key = self.split(path)
-        call = self._call("stat", self.url(path), "head_object", Bucket=bucket, Key=key)
+        call = self._request("stat", self.url(path), "head_object", Bucket=bucket, Key=key)
         head: dict[str, Any] | None = await base.or_none(call)
         return head
 
@@ -325,12 +325,12 @@ class S3Dialect(ObjectStoreDialect):
         return ObjectState(FsVersion(str(head["ETag"])), token, head.get("VersionId"))
 
     async def _bucket_exists(self, bucket: str) -> bool:
-        call = self._call("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
+        call = self._request("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
         return await base.or_none(call) is not None
 
     async def _has_children(self, path: str) -> bool:
         bucket, key = self.split(path)
-        call = self._call(
+        call = self._request(
             "list", self.url(path), "list_objects_v2", Bucket=bucket, Prefix=key + "/", MaxKeys=1
         )
         listing = await base.or_none(call) or {}
@@ -341,7 +341,7 @@ class S3Dialect(ObjectStoreDialect):
         prefix = key + "/" if key else ""
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
         while True:
-            page = await self._call("list", self.url(path), "list_objects_v2", **request)
+            page = await self._request("list", self.url(path), "list_objects_v2", **request)
             for common in page.get("CommonPrefixes") or ():
                 name = str(common["Prefix"])[len(prefix) :].rstrip("/")
                 yield RawEntry(name or "/", "directory", None, None)  # "a//": not a name
@@ -359,7 +359,7 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _get(self, path: str) -> Opened:
         bucket, key = self.split(path)
-        response = await self._call("read", self.url(path), "get_object", Bucket=bucket, Key=key)
+        response = await self._request("read", self.url(path), "get_object", Bucket=bucket, Key=key)
         info = _info(response)
         pin = (info.version, response.get("VersionId"))
         body: Body = response["Body"]
@@ -494,7 +494,7 @@ class S3Dialect(ObjectStoreDialect):
         try:
             await put(key)
             etag = str(
-                (await self._call("probe", url, "head_object", Bucket=bucket, Key=key))["ETag"]
+                (await self._request("probe", url, "head_object", Bucket=bucket, Key=key))["ETag"]
             )
             if await put(key, IfMatch=etag) != 200:
                 bare = await put(key, IfMatch=etag.strip('"'))
@@ -504,5 +504,5 @@ class S3Dialect(ObjectStoreDialect):
         finally:
             for name in (key, key + ".missing"):
                 with suppress(FsError):
-                    await self._call("remove", url, "delete_object", Bucket=bucket, Key=name)
+                    await self._request("remove", url, "delete_object", Bucket=bucket, Key=name)
         return self.quirks
