@@ -31,7 +31,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('Azure Blob Storage needs: pip install "fsseam[azure]"') from exc
 
-from fsseam.backends.dialects import base
+from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import (
     DIRECTORY,
     GuardRefused,
@@ -104,26 +104,28 @@ def _raise(url: str, exc: Exception, *, write: bool, replace: bool) -> NoReturn:
     http = exc if isinstance(exc, HttpResponseError) else None
     if isinstance(exc, ResourceNotFoundError) or (http is not None and http.status_code == 404):
         if http is not None and _code(http) == "ContainerNotFound":
-            raise base.missing_bucket(url, "container") from exc
+            raise messages.missing_bucket(url, "container") from exc
         if replace:  # If-Match on a deleted blob (Azurite answers 412, the service may 404)
             raise GuardRefused("BlobNotFound") from exc
-        raise base.not_found(url) from exc
+        raise messages.not_found(url) from exc
     if isinstance(exc, ClientAuthenticationError) or (
         http is not None and http.status_code in (401, 403)
     ):
         check = "the credentials (connection_string, account_key, sas_token) and the roles"
-        cause = (_code(http) or str(http.status_code)) if http is not None else base.describe(exc)
-        raise base.denied(url, "Azure", cause, check) from exc
+        cause = (
+            (_code(http) or str(http.status_code)) if http is not None else messages.describe(exc)
+        )
+        raise messages.denied(url, "Azure", cause, check) from exc
     if _is_precondition_failure(exc):
         if write:
             raise GuardRefused("ConditionNotMet") from exc
-        raise base.stale(url) from exc
+        raise messages.stale(url) from exc
     cause = (
         f"HTTP {http.status_code} {_code(http)}".rstrip()
         if http is not None
-        else base.describe(exc)
+        else messages.describe(exc)
     )
-    error = base.failed(url, "Azure Blob Storage", cause)
+    error = messages.failed(url, "Azure Blob Storage", cause)
     if write and _is_ambiguous(exc):
         raise OutcomeUnknown(error, status=http.status_code if http is not None else None) from exc
     raise error from exc
@@ -267,10 +269,10 @@ class AzureDialect(ObjectStoreDialect):
                         # ``props.size`` is the range's; the total is after "/" in Content-Range.
                         total = int(str(props.content_range).rsplit("/", 1)[-1])
                     if _is_folder(props.metadata):
-                        raise base.not_a_file(url)
+                        raise messages.not_a_file(url)
                     info = FsInfo(_etag(props.etag), "file", total)
                     return Opened(info, MemoryBody(data), len(data), None, _attributes(props))
-        raise base.io_error(url, "kept changing while being read; try again")
+        raise messages.io_error(url, "kept changing while being read; try again")
 
     async def _get_range(self, path: str, pin: Any, start: int, end: int) -> Body:
         url = self.url(path)
@@ -285,7 +287,7 @@ class AzureDialect(ObjectStoreDialect):
                         **self._request_kwargs(),
                     )
                 except (ResourceModifiedError, ResourceNotFoundError) as gone:
-                    raise base.changed_while_reading(url) from gone
+                    raise messages.changed_while_reading(url) from gone
                 data: bytes = await download.readall()
         return MemoryBody(data)
 
@@ -302,7 +304,7 @@ class AzureDialect(ObjectStoreDialect):
         overwrite = not isinstance(guard, CreateIfAbsent)
         if isinstance(guard, ReplaceIfVersion):
             if not guard.version or any(ch in guard.version for ch in '*"'):
-                raise base.stale(url)  # never let a version turn into the If-Match wildcard
+                raise messages.stale(url)  # never let a version turn into the If-Match wildcard
             conditions = {
                 "etag": f'"{guard.version}"',
                 "match_condition": MatchConditions.IfNotModified,

@@ -45,7 +45,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('GCS needs: pip install "fsseam[gcs]"') from exc
 
-from fsseam.backends.dialects import base
+from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import (
     TOKEN_KEY,
     GuardRefused,
@@ -162,24 +162,28 @@ class GCSDialect(ObjectStoreDialect):
         except (FsError, GuardRefused, OutcomeUnknown):
             raise
         except FileNotFoundError as exc:  # gcsfs: HTTP 404
-            raise base.not_found(url) from exc
+            raise messages.not_found(url) from exc
         except FileExistsError as exc:  # gcsfs: HTTP 412, whatever the precondition
             if write:
                 raise GuardRefused("412") from exc
-            raise base.failed(url, "Google Cloud Storage", "a generation precondition") from exc
+            raise messages.failed(url, "Google Cloud Storage", "a generation precondition") from exc
         except GoogleAuthError as exc:
-            raise base.denied(url, "Google Cloud Storage", base.describe(exc), check) from exc
+            raise messages.denied(
+                url, "Google Cloud Storage", messages.describe(exc), check
+            ) from exc
         except HttpError as exc:
             code = _status_code(exc)
             if code in (401, 403):
-                raise base.denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
-            error = base.failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
+                raise messages.denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
+            error = messages.failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
             if write and (code is None or code >= 500 or code in _AMBIGUOUS):
                 raise OutcomeUnknown(error, status=code) from exc
             raise error from exc
         except (aiohttp.ClientError, ChecksumError, TimeoutError) as exc:
             where = f"Google Cloud Storage at {self._endpoint()}"
-            error = base.unreachable(url, where, base.describe(exc), "the network and endpoint_url")
+            error = messages.unreachable(
+                url, where, messages.describe(exc), "the network and endpoint_url"
+            )
             if write:
                 raise OutcomeUnknown(error) from exc
             raise error from exc
@@ -187,8 +191,8 @@ class GCSDialect(ObjectStoreDialect):
             # gcsfs raises OSError("Forbidden: ...") for 403 and ValueError("Bad
             # Request: ...") for a 400 whose message says "invalid".
             if str(exc).startswith("Forbidden"):
-                raise base.denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
-            raise base.failed(url, "Google Cloud Storage", base.describe(exc)) from exc
+                raise messages.denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
+            raise messages.failed(url, "Google Cloud Storage", messages.describe(exc)) from exc
 
     # -- metadata ------------------------------------------------------------
 
@@ -266,7 +270,7 @@ class GCSDialect(ObjectStoreDialect):
         encoding = headers.get("X-Goog-Stored-Content-Encoding", "identity")
         if size > len(head) and encoding != "identity":
             # Served decompressed: ranges of the stored bytes cannot continue it.
-            raise base.io_error(
+            raise messages.io_error(
                 url,
                 f"is stored with Content-Encoding: {encoding} and is over "
                 f"{WHOLE_READ_LIMIT} bytes; fsseam reads such objects only whole",
@@ -286,11 +290,11 @@ class GCSDialect(ObjectStoreDialect):
                     headers={"Range": f"bytes={start}-{end - 1}"},
                 )
         except FsNotFound as gone:  # the pinned generation was replaced or deleted
-            raise base.changed_while_reading(url) from gone
+            raise messages.changed_while_reading(url) from gone
         want = end - start
         if headers.get("X-Goog-Generation", pin) != pin or len(data) != want:
             why = f"got {len(data)} bytes for a {want}-byte range of generation {pin}"
-            raise base.io_error(url, f"{why}; read it again")
+            raise messages.io_error(url, f"{why}; read it again")
         return MemoryBody(data)
 
     # -- writes --------------------------------------------------------------
@@ -305,7 +309,7 @@ class GCSDialect(ObjectStoreDialect):
         elif isinstance(guard, ReplaceIfVersion):
             if not guard.version.isdigit() or guard.version == "0":
                 # Not a generation (a directory, another store's token): never current.
-                raise base.stale(self.url(path))
+                raise messages.stale(self.url(path))
             params["ifGenerationMatch"] = guard.version
         attrs = self.kept_attributes(path, guard) or {}
         if "contentType" not in attrs:

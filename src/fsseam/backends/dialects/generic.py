@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar, NoReturn, TypeVar
 
-from fsseam.backends.dialects import base
+from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import (
     DIRECTORY,
     BytesReader,
@@ -50,11 +50,11 @@ def _stripe(path: str) -> threading.Lock:
 
 def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
-        raise base.not_found(url) from exc
+        raise messages.not_found(url) from exc
     if isinstance(exc, NotADirectoryError):
         raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
     if isinstance(exc, IsADirectoryError):
-        raise base.not_a_file(url) from exc
+        raise messages.not_a_file(url) from exc
     if isinstance(exc, PermissionError):
         raise FsError(
             f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED
@@ -112,7 +112,7 @@ class GenericDialect(Dialect):
             raise FileNotFoundError(path)
         if info.get("type") == "directory":
             raise IsADirectoryError(path)
-        base.check_size(self.url(path), info.get("size"), limit)
+        messages.check_size(self.url(path), info.get("size"), limit)
         data: bytes = self.fs.cat_file(path)
         version = self._token(info) or base.content_version(data)
         return data, FsInfo(version, "file", len(data))
@@ -149,12 +149,12 @@ class GenericDialect(Dialect):
             if current is not None and current.type == "directory":
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
-                raise base.already_exists(self.url(path))
+                raise messages.already_exists(self.url(path))
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:
-                    raise base.stale(self.url(path), deleted=True)
+                    raise messages.stale(self.url(path), deleted=True)
                 if current.version != guard.version:
-                    raise base.stale(self.url(path))
+                    raise messages.stale(self.url(path))
             parent = self.fs._parent(path)
             parent_info = self._info(parent) if parent else None
             if parent_info is None and parent:

@@ -28,17 +28,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from fsseam.backends.dialects.base import (
-    CHUNK_SIZE,
-    DIRECTORY,
-    GuardedDialect,
-    RawEntry,
-    RawReader,
-    check_size,
-    not_a_directory,
-    not_a_file,
-    not_found,
-)
+from fsseam.backends.dialects.base import CHUNK_SIZE, DIRECTORY, GuardedDialect, RawEntry, RawReader
+from fsseam.backends.dialects.messages import check_size, not_a_directory, not_a_file, not_found
 from fsseam.seam import FsError, FsErrorCode, FsInfo, FsNotFound, FsWriteIntent, ReplaceIfVersion
 
 __all__ = [

@@ -46,7 +46,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(f'S3 needs: pip install "fsseam[s3]" ({exc})') from exc
 
-from fsseam.backends.dialects import base
+from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import (
     TOKEN_KEY,
     GuardRefused,
@@ -168,22 +168,22 @@ def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) ->
         code == "ConditionalRequestConflict" or (status == 409 and code in ("", "409"))
     ):
         raise _GuardFailed(code or "409", retryable=True) from exc
-    why = f"{code} ({status}): {message}" if found else base.describe(exc)
+    why = f"{code} ({status}): {message}" if found else messages.describe(exc)
     if code == "NoSuchBucket":
-        raise base.missing_bucket(url) from exc
+        raise messages.missing_bucket(url) from exc
     if code in _NOT_FOUND or (found is None and isinstance(exc, FileNotFoundError)):
-        raise base.not_found(url) from exc
+        raise messages.not_found(url) from exc
     if (
         code in _DENIED
         or isinstance(exc, NoCredentialsError | PartialCredentialsError)
         or (found is None and isinstance(exc, PermissionError))
     ):
         check = "the credentials (key/secret, profile or role) and the bucket policy"
-        raise base.denied(url, f"S3 ({action})", why, check) from exc
+        raise messages.denied(url, f"S3 ({action})", why, check) from exc
     if found is None and isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
-        error = base.unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
+        error = messages.unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
     else:
-        error = base.failed(url, f"S3 {action}", why)
+        error = messages.failed(url, f"S3 {action}", why)
     if preconditions and (found is None or status >= 500 or status == 408):
         # A 5xx, a timeout or a dropped connection: the write may have landed.
         raise OutcomeUnknown(error, status=status or None) from exc
@@ -384,7 +384,7 @@ class S3Dialect(ObjectStoreDialect):
                     **extra,
                 )
         except (GuardRefused, FsNotFound) as gone:
-            raise base.changed_while_reading(url) from gone
+            raise messages.changed_while_reading(url) from gone
         except OutcomeUnknown as failed:
             raise failed.error from failed
         if not str(response.get("ContentRange", "")).startswith(f"bytes {start}-"):
