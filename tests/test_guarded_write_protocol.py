@@ -181,7 +181,7 @@ def _plant(fs: FsspecFileSystem, key: str, data: bytes) -> None:
     fs.fs.pipe_file(f"{fs.root.split('://', 1)[1]}/{key}", data)
 
 
-@pytest.fixture(params=["s3", "gcs"])
+@pytest.fixture(params=["s3", "gcs"])  # Azure cannot store such names (signatures break)
 def object_fs(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(f"{request.param}_fs")
 
