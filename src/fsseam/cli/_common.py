@@ -58,7 +58,7 @@ EXIT_INTERRUPTED = 130
 
 EXIT_STATUS: dict[int, str] = {
     EXIT_OK: "ok",
-    EXIT_UNSAFE: "doctor: the store did not enforce a precondition",
+    EXIT_UNSAFE: "doctor: a precondition was not enforced, or guards hold in-process only",
     EXIT_USAGE: "invalid arguments: INVALID_ARGUMENTS, bad -o option, missing extra",
     EXIT_NOT_FOUND: "not found: FS_NOT_FOUND",
     EXIT_NOT_TEXT: "wrong kind: FS_NOT_TEXT, FS_NOT_REGULAR_FILE, FS_NOT_DIRECTORY, FS_TOO_LARGE",

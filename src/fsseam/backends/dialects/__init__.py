@@ -8,14 +8,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from fsseam.backends.dialects.base import Dialect, protocols
+from fsseam.backends.dialects.base import Dialect, GuardedDialect, protocols
 from fsseam.backends.dialects.generic import GenericDialect
 from fsseam.backends.dialects.local import LocalDialect
+from fsseam.backends.dialects.objects import ObjectStoreDialect
 
 __all__ = [
     "Dialect",
     "GenericDialect",
+    "GuardedDialect",
     "LocalDialect",
+    "ObjectStoreDialect",
     "dialect_class",
     "dialect_for",
     "protocols",
@@ -48,13 +51,18 @@ def dialect_class(protocol: str) -> type[Dialect] | None:
     return cls
 
 
-def dialect_for(fs: Any) -> Dialect:
-    """The dialect serving ``fs``: local, a cloud one, or generic."""
+def dialect_for(fs: Any, root: str | None = None) -> Dialect:
+    """The dialect serving ``fs``: local, a cloud one, or generic.
+
+    ``root`` is the workspace root as a store path (``Dialect.root``).
+    """
     names = protocols(fs)
     if "file" in names or "local" in names:
-        return LocalDialect(fs)
+        local = LocalDialect(fs)
+        local.root = root  # LocalDialect's constructor takes no root (yet)
+        return local
     for name in names:
         cls = dialect_class(name)
         if cls is not None:
-            return cls(fs)
-    return GenericDialect(fs)
+            return cls(fs, root)
+    return GenericDialect(fs, root)

@@ -16,20 +16,14 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar, NoReturn, TypeVar
 
+from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import (
+    DIRECTORY,
     BytesReader,
     Dialect,
     RawEntry,
     RawReader,
     StoredWrite,
-    already_exists,
-    check_size,
-    content_version,
-    not_a_file,
-    not_found,
-    protocols,
-    run_blocking,
-    stale,
 )
 from fsseam.seam import (
     CreateIfAbsent,
@@ -56,11 +50,11 @@ def _stripe(path: str) -> threading.Lock:
 
 def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
-        raise not_found(url) from exc
+        raise messages.not_found(url) from exc
     if isinstance(exc, NotADirectoryError):
         raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
     if isinstance(exc, IsADirectoryError):
-        raise not_a_file(url) from exc
+        raise messages.not_a_file(url) from exc
     if isinstance(exc, PermissionError):
         raise FsError(
             f'"{url}": access denied by the store', FsErrorCode.FS_PERMISSION_DENIED
@@ -74,10 +68,10 @@ class GenericDialect(Dialect):
     name: ClassVar[str] = "generic"
     atomic_conditional_write: ClassVar[bool] = False
 
-    def __init__(self, fs: Any) -> None:
-        super().__init__(fs)
+    def __init__(self, fs: Any, root: str | None = None) -> None:
+        super().__init__(fs, root)
         # In-memory stores answer in microseconds; a worker thread would cost more.
-        self._inline = "memory" in protocols(fs)
+        self._inline = "memory" in base.protocols(fs)
 
     @contextmanager
     def _errors(self, path: str) -> Iterator[None]:
@@ -88,12 +82,14 @@ class GenericDialect(Dialect):
         except Exception as exc:  # fsspec stores raise anything
             _raise(self.url(path), exc)
 
-    async def _run(self, path: str, fn: Callable[[], T]) -> T:
+    async def _locked(self, path: str, fn: Callable[[], T]) -> T:
+        """Run ``fn`` under the path's lock stripe, inline or in a worker thread."""
+
         def guarded() -> T:
             with _stripe(path), self._errors(path):
                 return fn()
 
-        return await run_blocking(self._inline, guarded)
+        return await base.run_blocking(self._inline, guarded)
 
     def _info(self, path: str) -> dict[str, Any] | None:
         try:
@@ -116,9 +112,9 @@ class GenericDialect(Dialect):
             raise FileNotFoundError(path)
         if info.get("type") == "directory":
             raise IsADirectoryError(path)
-        check_size(self.url(path), info.get("size"), limit)
+        messages.check_size(self.url(path), info.get("size"), limit)
         data: bytes = self.fs.cat_file(path)
-        version = self._token(info) or content_version(data)
+        version = self._token(info) or base.content_version(data)
         return data, FsInfo(version, "file", len(data))
 
     def _stat_locked(self, path: str) -> FsInfo | None:
@@ -127,25 +123,25 @@ class GenericDialect(Dialect):
         if info is None:
             return None
         if info.get("type") == "directory":
-            return FsInfo(FsVersion("directory"), "directory", None)
+            return FsInfo(DIRECTORY, "directory", None)
         token = self._token(info)
         if token is None:
-            token = content_version(self.fs.cat_file(path))
+            token = base.content_version(self.fs.cat_file(path))
         return FsInfo(token, "file", info.get("size"))
 
     async def stat(self, path: str) -> FsInfo | None:
-        return await self._run(path, lambda: self._stat_locked(path))
+        return await self._locked(path, lambda: self._stat_locked(path))
 
     def open_read(self, path: str) -> AbstractAsyncContextManager[RawReader]:
         @asynccontextmanager
         async def opened() -> AsyncIterator[RawReader]:
-            data, info = await self._run(path, lambda: self._read_locked(path, None))
+            data, info = await self._locked(path, lambda: self._read_locked(path, None))
             yield BytesReader(data, info)
 
         return opened()
 
     async def read_bytes(self, path: str, limit: int | None = None) -> tuple[bytes, FsInfo]:
-        return await self._run(path, lambda: self._read_locked(path, limit))
+        return await self._locked(path, lambda: self._read_locked(path, limit))
 
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
         def work() -> StoredWrite:
@@ -153,12 +149,12 @@ class GenericDialect(Dialect):
             if current is not None and current.type == "directory":
                 raise IsADirectoryError(path)
             if isinstance(guard, CreateIfAbsent) and current is not None:
-                raise already_exists(self.url(path))
+                raise messages.already_exists(self.url(path))
             if isinstance(guard, ReplaceIfVersion):
                 if current is None:
-                    raise stale(self.url(path), deleted=True)
+                    raise messages.stale(self.url(path), deleted=True)
                 if current.version != guard.version:
-                    raise stale(self.url(path))
+                    raise messages.stale(self.url(path))
             parent = self.fs._parent(path)
             parent_info = self._info(parent) if parent else None
             if parent_info is None and parent:
@@ -167,12 +163,12 @@ class GenericDialect(Dialect):
                 raise NotADirectoryError(parent)
             self.fs.pipe_file(path, data)
             info = self._info(path) or {}
-            return StoredWrite(self._token(info) or content_version(data), current is None)
+            return StoredWrite(self._token(info) or base.content_version(data), current is None)
 
-        return await self._run(path, work)
+        return await self._locked(path, work)
 
     async def remove(self, path: str) -> None:
-        await self._run(path, lambda: self.fs.rm_file(path))
+        await self._locked(path, lambda: self.fs.rm_file(path))
 
     async def list_dir(self, path: str) -> list[RawEntry]:
         def work() -> list[RawEntry]:
@@ -195,4 +191,4 @@ class GenericDialect(Dialect):
                 )
             return out
 
-        return await self._run(path, work)
+        return await self._locked(path, work)
