@@ -18,7 +18,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from fsseam import text as textmod
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules
-from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_for, protocols
+from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_type, protocols
 from fsseam.backends.dialects.base import RawEntry, RawReader
 from fsseam.backends.options import check_storage_options
 from fsseam.backends.paths import KeyPaths, LocalPaths, PathModel
@@ -102,22 +102,30 @@ class FsspecFileSystem(FileSystem):
     ) -> None:
         self._fs = fs
         rules = DenyRules(deny)
-        self._dialect: Dialect = dialect_for(fs)
         self._read_only = read_only
         self._max_edit_bytes = max_edit_bytes
+        kind = dialect_type(fs)
+        # The path model normalises the root; the dialect is built with it (and
+        # the local one with the deny rules, checked again on every descriptor it
+        # opens, where a race cannot slip past). Display paths come from the
+        # dialect, which exists by the time anything is displayed.
         self._paths: PathModel
-        if self._dialect.local_paths:
-            self._paths = LocalPaths(root, rules, self._dialect.url)
+        if kind.local_paths:
+            self._paths = LocalPaths(root, rules, self._display)
         else:
-            self._paths = KeyPaths(root, rules, self._dialect.url, fs=fs, protocols=protocols(fs))
-        self._dialect.root = self._paths.root
-        if isinstance(self._dialect, LocalDialect):
-            # Checked again on every descriptor it opens, where a race cannot slip past.
-            self._dialect.deny = rules
+            self._paths = KeyPaths(root, rules, self._display, fs=fs, protocols=protocols(fs))
+        self._dialect: Dialect
+        if issubclass(kind, LocalDialect):
+            self._dialect = kind(fs, self._paths.root, deny=rules)
+        else:
+            self._dialect = kind(fs, self._paths.root)
         self._capabilities = FsCapabilities(
             atomic_conditional_write=self._dialect.atomic_conditional_write,
             read_only=read_only,
         )
+
+    def _display(self, store: str) -> str:
+        return self._dialect.url(store)
 
     # -- public properties -------------------------------------------------
 

@@ -19,6 +19,7 @@ __all__ = [
     "without_null_defaults",
 ]
 
+
 def session_string(value: object, *, source: str) -> str:
     """``value`` as the policy session: a non-empty string (the policy keys it by value).
 

@@ -21,6 +21,7 @@ __all__ = [
     "ObjectStoreDialect",
     "dialect_class",
     "dialect_for",
+    "dialect_type",
     "protocols",
 ]
 
@@ -51,18 +52,21 @@ def dialect_class(protocol: str) -> type[Dialect] | None:
     return cls
 
 
+def dialect_type(fs: Any) -> type[Dialect]:
+    """The dialect class serving ``fs``: local, a cloud one, or generic."""
+    names = protocols(fs)
+    if "file" in names or "local" in names:
+        return LocalDialect
+    for name in names:
+        cls = dialect_class(name)
+        if cls is not None:
+            return cls
+    return GenericDialect
+
+
 def dialect_for(fs: Any, root: str | None = None) -> Dialect:
     """The dialect serving ``fs``: local, a cloud one, or generic.
 
     ``root`` is the workspace root as a store path (``Dialect.root``).
     """
-    names = protocols(fs)
-    if "file" in names or "local" in names:
-        local = LocalDialect(fs)
-        local.root = root  # LocalDialect's constructor takes no root (yet)
-        return local
-    for name in names:
-        cls = dialect_class(name)
-        if cls is not None:
-            return cls(fs, root)
-    return GenericDialect(fs, root)
+    return dialect_type(fs)(fs, root)

@@ -242,20 +242,18 @@ class _FdReader(RawReader):
 class LocalDialect(Dialect):
     """fsspec ``LocalFileSystem``: the OS file APIs directly, for speed and identity.
 
-    ``root`` (the real root directory) must be set before use, and ``deny``
-    holds the patterns checked on every opened descriptor;
-    :class:`~fsseam.backends.fsspec.FsspecFileSystem` sets both.
+    ``root`` is the real root directory (required before use) and ``deny``
+    the patterns checked on every opened descriptor;
+    :class:`~fsseam.backends.fsspec.FsspecFileSystem` passes both.
     """
 
     name: ClassVar[str] = "local"
     atomic_conditional_write: ClassVar[bool] = True
     local_paths: ClassVar[bool] = True
 
-    def __init__(self, fs: Any, root: str | None = None) -> None:
-        super().__init__(fs)
-        if root is not None:
-            self.root = root
-        self.deny = DenyRules(())
+    def __init__(self, fs: Any, root: str | None = None, *, deny: DenyRules | None = None) -> None:
+        super().__init__(fs, root)
+        self.deny = deny if deny is not None else DenyRules(())
         """Deny patterns, relative to the root, refused on what is actually opened."""
 
     def url(self, path: str) -> str:
