@@ -135,12 +135,14 @@ def check_glob(pattern: str, field: str = "pattern") -> list[str]:
 
     For a pattern that is resolved as a path afterwards (``glob``'s literal
     head may hold ``..``): only the length, the alternatives and the number of
-    segments are checked here, before any path is looked at, so an absurd
-    pattern gets ``INVALID_ARGUMENTS`` rather than a path error.
+    segments (a run of ``**`` counting once) are checked here, before any
+    path is looked at, so an absurd pattern gets ``INVALID_ARGUMENTS`` rather
+    than a path error.
     """
     alternatives = expand_braces(pattern, field)
     for alternative in alternatives:
-        count = sum(1 for part in alternative.split("/") if part not in ("", "."))
+        parts = [part for part in alternative.split("/") if part not in ("", ".")]
+        count = sum(1 for i, part in enumerate(parts) if part != "**" or parts[i - 1 : i] != ["**"])
         if count > MAX_SEGMENTS:
             raise ToolArgumentsError(
                 f"{field}: has {count} path segments, over the limit of {MAX_SEGMENTS}"
