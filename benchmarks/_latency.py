@@ -5,10 +5,10 @@ measured client's GIL), each printing ``READY http://127.0.0.1:PORT`` on
 stdout and serving until its stdin closes:
 
     python benchmarks/_latency.py s3 [--rtt-ms 20]
-        moto's S3 (fsseam's recording, serialising S3Emulator) behind a
-        RecordingProxy in the same process that sleeps the RTT before each
-        request, outside moto's store lock, so requests wait concurrently;
-        the proxy keeps client connections alive, as S3 does.
+        moto's S3 (fsseam's recording, serialising S3Emulator) served by a
+        small threaded HTTP/1.1 server that sleeps the RTT before each request,
+        outside moto's store lock, so requests wait concurrently, and keeps
+        client connections alive, as S3 does.
     python benchmarks/_latency.py proxy HOST:PORT [--rtt-ms 20] [--preserve-host]
         fsseam's RecordingProxy (one thread per request) with its ``delay``,
         in front of any HTTP store: fake-gcs-server, Azurite.
@@ -31,13 +31,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -186,10 +190,84 @@ def _serve_s3(rtt_ms: float) -> None:
             return b"ok"
         return None
 
-    # werkzeug closes the connection after every answer; S3 keeps it open.
-    # Clients talk to a keep-alive RecordingProxy that adds the delay, so the
-    # client pays no TCP set-up per request (the proxy pays it, in this process).
-    _serve_proxy(f"{host}:{port}", rtt_ms, preserve_host=False, extra=control)
+    # werkzeug closes the connection after every answer; S3 keeps it open. So
+    # clients get a small keep-alive HTTP/1.1 server calling the emulator's WSGI
+    # app in this process: no TCP set-up per request, no second hop.
+    delay = [rtt_ms / 1000]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def _handle(self) -> None:
+            target, _, raw = self.path.partition("?")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            if target.startswith(CONTROL):
+                action = target[len(CONTROL) :]
+                if action == "rtt":
+                    delay[0] = float(parse_qs(raw)["ms"][0]) / 1000
+                    answer: bytes | None = b"ok"
+                else:
+                    answer = control(action, parse_qs(raw), body)
+                self._reply("200 OK", [], answer or b"")
+                return
+            if delay[0] > 0:
+                time.sleep(delay[0])  # this request's thread only: they wait concurrently
+            environ = {
+                "REQUEST_METHOD": self.command,
+                "PATH_INFO": urllib.parse.unquote(target),
+                "RAW_URI": self.path,
+                "QUERY_STRING": raw,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "CONTENT_LENGTH": str(length),
+                "SERVER_NAME": host,
+                "SERVER_PORT": port,
+                "SERVER_PROTOCOL": "HTTP/1.1",
+                "REMOTE_ADDR": "127.0.0.1",
+                "wsgi.version": (1, 0),
+                "wsgi.url_scheme": "http",
+                "wsgi.input": io.BytesIO(body),
+                "wsgi.errors": sys.stderr,
+                "wsgi.multithread": True,
+                "wsgi.multiprocess": False,
+                "wsgi.run_once": False,
+            }
+            for key, value in self.headers.items():
+                name = key.upper().replace("-", "_")
+                if name not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+                    environ[f"HTTP_{name}"] = value
+            started: list[Any] = []
+
+            def start_response(status: str, headers: list[tuple[str, str]], exc: Any = None) -> Any:
+                started[:] = [status, headers]
+                return lambda data: None
+
+            result = emulator(environ, start_response)
+            data = b"".join(result)
+            self._reply(started[0], started[1], data)
+
+        def _reply(self, status: str, headers: list[tuple[str, str]], data: bytes) -> None:
+            code, _, reason = status.partition(" ")
+            self.send_response(int(code), reason)
+            for key, value in headers:
+                if key.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle  # noqa: N815
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.request_queue_size = 128
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"READY http://127.0.0.1:{server.server_address[1]}", flush=True)
 
 
 def _query(query: dict[str, str]) -> str:
