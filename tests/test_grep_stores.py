@@ -33,7 +33,8 @@ def _latency_module() -> Any:
     spec = importlib.util.spec_from_file_location(
         "fsseam_bench_latency", REPO / "benchmarks" / "_latency.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
