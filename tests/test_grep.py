@@ -103,6 +103,29 @@ def test_scan_windows_equal_a_naive_reference(words: list[str]) -> None:
         assert all(m.line == 1 for m in found)
 
 
+@settings(derandomize=True, max_examples=100, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from(["", "foo", "needle", "a needle b", "fo", "oof", "é"]), max_size=60
+    ),
+    pattern=st.sampled_from(["needle", "^foo$", "o+f", "^$", "é|^a"]),
+    chunk=st.integers(min_value=1, max_value=50),
+    final_newline=st.booleans(),
+)
+def test_scan_short_lines_equal_a_line_by_line_reference(
+    lines: list[str], pattern: str, chunk: int, final_newline: bool
+) -> None:
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    found, _ = scan(text.encode(), pattern, chunk, line_chars=40)
+    rows = text.split("\n") if text else []  # an empty file has no lines
+    if text.endswith("\n"):
+        rows = rows[:-1]  # a final newline does not start another line
+    expected = [
+        Match(number, None, row) for number, row in enumerate(rows, 1) if re.search(pattern, row)
+    ]
+    assert found == expected
+
+
 def test_scan_anchors_never_match_at_a_window_or_cut_edge() -> None:
     giant = b"x" * 5000  # five windows of SMALL's 1024 bytes
     found, _ = scan(giant + b"\n", "^x", 100, **SMALL)
