@@ -53,6 +53,8 @@ SMALL_TREE = {
     "enc/bom.txt": "\ufeffneedle after a BOM\n".encode(),
     "long/min.js": b"x" * 3000 + b"needle" + b"y" * 3000 + b"needle\n",
     "z/empty.txt": b"",
+    ".git/config": b"needle in a denied directory\n",
+    "a/.env": b"needle=secret\n",
 }
 
 QUERIES: list[tuple[str, dict[str, Any], dict[str, int]]] = [
