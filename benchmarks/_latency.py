@@ -10,8 +10,8 @@ stdout and serving until its stdin closes:
         outside moto's store lock, so requests wait concurrently, and keeps
         client connections alive, as S3 does.
     python benchmarks/_latency.py proxy HOST:PORT [--rtt-ms 20] [--preserve-host]
-        fsseam's RecordingProxy (one thread per request) with its ``delay``,
-        in front of any HTTP store: fake-gcs-server, Azurite.
+        a delaying, recording reverse proxy in front of any HTTP store
+        (fake-gcs-server, Azurite), keeping connections alive on both sides.
 
 Control routes under ``/_latency/`` are answered at once, never delayed or
 recorded: ``POST /_latency/rtt?ms=N``, ``GET /_latency/requests`` (JSON
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import io
 import json
 import os
@@ -40,7 +41,6 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -152,10 +152,6 @@ class LatencyProxy(_Server):
 
 
 # -- the server side (runs in the subprocess) --------------------------------------------
-
-
-Control = Callable[[str, dict[str, list[str]], bytes], bytes | None]
-"""Extra control routes: ``(action, query, body) -> answer``, ``None`` when unknown."""
 
 
 def _serve_s3(rtt_ms: float) -> None:
@@ -274,48 +270,90 @@ def _query(query: dict[str, str]) -> str:
     return "&".join(f"{key}={value}" for key, value in query.items())
 
 
-def _serve_proxy(
-    upstream: str, rtt_ms: float, preserve_host: bool, extra: Control | None = None
-) -> None:
-    from fsseam.testing.emulators.proxy import RecordingProxy
+def _serve_proxy(upstream: str, rtt_ms: float, preserve_host: bool) -> None:
+    """A delaying, recording reverse proxy that keeps connections alive on both sides.
 
-    host, port = upstream.rsplit(":", 1)
-    proxy = RecordingProxy(host, int(port), preserve_host=preserve_host)
-    proxy.delay = rtt_ms / 1000
-    forward = proxy._serve
+    fsseam's RecordingProxy opens a connection upstream per request; Node's
+    HTTP server (Azurite) pays about as much for that as for the request, so
+    here each client connection keeps its own upstream connection.
+    """
+    upstream_host, upstream_port = upstream.rsplit(":", 1)
+    delay = [rtt_ms / 1000]
+    lock = threading.Lock()
+    seen: list[list[Any]] = []
 
-    def serve(handler: BaseHTTPRequestHandler) -> None:
-        if not handler.path.startswith(CONTROL):
-            forward(handler)
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+        _upstream: http.client.HTTPConnection | None = None
+
+        def log_message(self, format: str, *args: object) -> None:
             return
-        action, _, raw = handler.path[len(CONTROL) :].partition("?")
-        query = parse_qs(raw)
-        length = int(handler.headers.get("Content-Length") or 0)
-        data = handler.rfile.read(length) if length else b""
-        answer = extra(action, query, data) if extra is not None else None
-        if answer is None:
+
+        def _handle(self) -> None:
+            target, _, raw = self.path.partition("?")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            if target.startswith(CONTROL):
+                self._control(target[len(CONTROL) :], parse_qs(raw))
+                return
+            with lock:
+                seen.append([self.command, target, raw, 0])
+            if delay[0] > 0:
+                time.sleep(delay[0])  # this connection's thread only: they wait concurrently
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+            headers["Host"] = self.headers.get("Host", "") if preserve_host else upstream
+            for attempt in range(2):
+                if self._upstream is None:
+                    self._upstream = http.client.HTTPConnection(
+                        upstream_host, int(upstream_port), timeout=60
+                    )
+                try:
+                    self._upstream.request(self.command, self.path, body=body, headers=headers)
+                    response = self._upstream.getresponse()
+                    data = response.read()
+                    break
+                except (ConnectionError, http.client.HTTPException):
+                    self._upstream.close()
+                    self._upstream = None  # the server closed a kept connection: once more
+                    if attempt:
+                        raise
+            self.send_response(response.status, response.reason)
+            for key, value in response.getheaders():
+                if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(key, value)
+            declared = response.getheader("Content-Length")
+            head = self.command == "HEAD" and declared is not None
+            self.send_header("Content-Length", declared if head else str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            if response.will_close:
+                self._upstream.close()
+                self._upstream = None
+
+        def _control(self, action: str, query: dict[str, list[str]]) -> None:
             answer = b"ok"
             if action == "rtt":
-                proxy.delay = float(query["ms"][0]) / 1000
+                delay[0] = float(query["ms"][0]) / 1000
             elif action == "requests":
-                rows = [[r.method, r.path, r.query, 0] for r in proxy.requests]
-                answer = json.dumps(rows).encode()
+                with lock:
+                    answer = json.dumps(seen).encode()
             elif action == "reset":
-                delay = proxy.delay
-                proxy.reset()  # (which also clears the delay)
-                proxy.delay = delay
-        elif action == "reset":
-            delay = proxy.delay
-            proxy.reset()
-            proxy.delay = delay
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(answer)))
-        handler.end_headers()
-        handler.wfile.write(answer)
+                with lock:
+                    seen.clear()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
 
-    proxy._serve = serve  # type: ignore[method-assign]
-    proxy.start()
-    print(f"READY http://127.0.0.1:{proxy.port}", flush=True)
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = _handle  # noqa: N815
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.request_queue_size = 128
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"READY http://127.0.0.1:{server.server_address[1]}", flush=True)
 
 
 def main() -> None:

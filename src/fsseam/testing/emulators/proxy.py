@@ -13,7 +13,6 @@ import http.client
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,9 +66,6 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._faults: list[Fault] = []
-        self.delay = 0.0
-        """Seconds each request waits before it is forwarded (a network round trip);
-        requests wait concurrently, each on its own thread. ``reset`` sets it to 0."""
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,7 +107,6 @@ class RecordingProxy:
         with self._lock:
             self._requests.clear()
             self._faults.clear()
-            self.delay = 0.0
 
     def inject(self, fault: Fault) -> Fault:
         """Arm a fault; it disarms itself after ``fault.times`` hits."""
@@ -135,8 +130,6 @@ class RecordingProxy:
         body = handler.rfile.read(length) if length else b""
         rec = Recorded(handler.command, parts.path, parts.query, headers)
         fault = self._take_fault(rec)
-        if self.delay > 0:
-            time.sleep(self.delay)
         if fault is not None and fault.action == "reset":
             _abort(handler)
             return
