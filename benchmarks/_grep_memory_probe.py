@@ -5,7 +5,7 @@
 Mounts ``s3://BUCKET`` at ENDPOINT (a ``_latency.py s3`` server), lists it
 once (so clients and connections exist before the baseline), then greps the
 whole bucket for a pattern that matches nothing, and prints one JSON line:
-``{"baseline_mib", "peak_mib", "seconds", "text"}``: the resident set
+``{"baseline_mib", "peak_mib", "seconds", "files", "bytes", "text"}``: the resident set
 before the grep and the process's high-water mark after it (``VmHWM``), so
 nothing the benchmark process holds is counted.
 """
@@ -17,7 +17,9 @@ import re
 import sys
 import time
 
-from fsseam import Context, DiscoveryTools, open_fs
+from fsseam import Context, open_fs
+from fsseam.tools import GlobTool, GrepTool
+from fsseam.tools.grep import GrepProgress
 
 _STATUS = re.compile(r"^(VmRSS|VmHWM):\s+(\d+) kB", re.MULTILINE)
 
@@ -38,9 +40,11 @@ def main() -> None:
         secret="fsseam-test-secret",
         anon=False,
     )
+    seen: list[GrepProgress] = []
     ctx = Context(fs)
-    ctx.plugin(DiscoveryTools())
-    ctx.tools.execute_sync("ls", {}, None)
+    ctx.tools.register(GrepTool(progress=seen.append))
+    ctx.tools.register(GlobTool())
+    ctx.tools.execute_sync("glob", {"pattern": "*"}, None)
     baseline = _memory_mib()["VmRSS"]
     started = time.perf_counter()
     result = ctx.tools.execute_sync("grep", {"pattern": "no line says this"}, None)
@@ -51,6 +55,8 @@ def main() -> None:
                 "baseline_mib": baseline,
                 "peak_mib": _memory_mib()["VmHWM"],
                 "seconds": seconds,
+                "files": seen[-1].files if seen else 0,
+                "bytes": seen[-1].bytes if seen else 0,
                 "text": result.text,
             }
         )
