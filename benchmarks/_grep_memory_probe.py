@@ -42,7 +42,8 @@ def main() -> None:
     )
     seen: list[GrepProgress] = []
     ctx = Context(fs)
-    ctx.tools.register(GrepTool(progress=seen.append))
+    # Past the default 64 MiB byte cap: every object must be fetched and searched.
+    ctx.tools.register(GrepTool(max_bytes=1 << 40, progress=seen.append))
     ctx.tools.register(GlobTool())
     ctx.tools.execute_sync("glob", {"pattern": "*"}, None)
     baseline = _memory_mib()["VmRSS"]

@@ -326,6 +326,7 @@ def section(opts: Options) -> Section:
     stores = _Stores()
     scratch = tempfile.mkdtemp(prefix="fsseam-latency-")
     try:
+        memory = _memory(stores, memory_objects)
         stores.start_gcs()
         stores.start_azure()
         calls = _per_call(stores, rtts, runs)
@@ -334,7 +335,6 @@ def section(opts: Options) -> Section:
             search["s3"][count] = _search(stores, "s3", count, rtts, scratch)
         for backend in ("gcs", "azure"):
             search[backend][1000] = _search(stores, backend, 1000, rtts, scratch)
-        memory = _memory(stores, memory_objects)
     finally:
         stores.stop()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -471,6 +471,7 @@ def section(opts: Options) -> Section:
             f"process of its own: peak RSS {memory['peak_mib']:.0f} MiB (after mounting and "
             f"one listing: {memory['baseline_mib']:.0f} MiB), {memory['seconds']:.1f} s for "
             f"{memory['files']:,} files and {memory['bytes'] / 2**20:,.0f} MiB of text. "
+            "(The probe lifts grep's 64 MiB byte cap, so every object is fetched and searched.) "
             "At most 32 files are in flight and at most 32 MiB of them by listed size "
             "(`DiscoveryTools(grep_concurrency=32, grep_buffer_bytes=32 MiB)`); "
             "`tests/test_grep.py` checks the same bound in CI on 48 files of 1 MiB.",
