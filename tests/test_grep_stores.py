@@ -179,9 +179,23 @@ def _gcs_remote() -> Iterator[Remote]:
 
 
 def _azure_remote() -> Iterator[Remote]:
-    from fsseam.testing.emulators.azure import azurite_server, connection_string
+    import shutil
 
-    azurite = azurite_server()
+    from fsseam.testing.emulators.azure import AzuriteServer, azurite_main, connection_string
+
+    # An Azurite of its own: the session's one holds every blob the other tests
+    # made, and its GETs slow down with them.
+    node = shutil.which("node")
+    assert node is not None, "Azurite needs Node.js on PATH"
+    azurite = AzuriteServer(node, azurite_main())
+    try:
+        azurite.wait_ready()
+        yield from _azure_on(azurite, connection_string)
+    finally:
+        azurite.stop()
+
+
+def _azure_on(azurite: Any, connection_string: Callable[[int], str]) -> Iterator[Remote]:
     container = azurite.new_container()
     name = container.url.removeprefix("az://")
     direct = fsspec.filesystem(
@@ -256,11 +270,13 @@ def test_grep_over_1000_objects_at_20_ms_is_fast_with_one_get_each(
 ) -> None:
     fs = remote.mount()
     args = {"pattern": "needle"}
-    text, seconds, listing, others = counted(remote, fs, "grep", args)
-    if seconds >= 6:
-        # Other work on a shared 2-core machine can starve one run; the second
-        # must then make it (the request counts are checked on the last run).
+    for _ in range(3):
         text, seconds, listing, others = counted(remote, fs, "grep", args)
+        if seconds < 6:
+            break
+        # Other work on a shared 2-core machine can starve a run (the client SDK's
+        # CPU per GET is most of the time): try again; a sequential grep (about
+        # 25 s) fails every time. Request counts are checked on the last run.
     assert text == run_tool(big_local, "grep", args)
     assert text.endswith("(Found 91 matches in 91 files.)")
     assert len(listing) == DIRECTORIES + 1  # one page per directory, root included
