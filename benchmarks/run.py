@@ -19,7 +19,9 @@ Sections (``--only`` takes these names):
   (``contention.py``);
 - ``bigfiles``: peak RSS and throughput on a 300 MB file, a 10 MB edit
   (``bigfiles.py``);
-- ``scaling``: read and edit cost from 1 KB to 100 MB (``scaling.py``).
+- ``scaling``: read and edit cost from 1 KB to 100 MB (``scaling.py``);
+- ``latency``: tool calls, grep and glob at 0/5/20/50 ms per request, vs naive
+  fsspec and ``rg``; grep's peak RSS over 1,000 objects of 1 MiB (``latency.py``).
 
 Progress goes to stderr. The document records the machine, the package and
 emulator versions, the date, the load average and this exact command; every
@@ -47,6 +49,7 @@ from pathlib import Path
 
 import bigfiles
 import contention
+import latency
 import local_overhead
 import round_trips
 import scaling
@@ -58,6 +61,7 @@ SECTIONS: dict[str, Callable[[Options], Section]] = {
     "contention": contention.section,
     "bigfiles": bigfiles.section,
     "scaling": scaling.section,
+    "latency": latency.section,
 }
 PACKAGES = (
     "fsspec",

@@ -351,15 +351,22 @@ def test_grep_a_match_never_spans_lines(harness: Harness) -> None:
     )
 
 
-def test_grep_counts_lines_across_chunks_and_cuts_long_lines(harness: Harness) -> None:
+def test_grep_counts_lines_across_chunks_and_windows_long_lines(harness: Harness) -> None:
     body = "".join(f"line {i}\n" for i in range(1, 300_001))  # about 3.5 MB: several chunks
     harness.put("big.txt", (body + "x" * 700 + " needle\n").encode())
     res = call(harness, "grep", pattern=r"^line (1|150000|300000)$|needle", path="big.txt")
     assert res.text == (
         "big.txt\n1: line 1\n150000: line 150000\n300000: line 300000\n"
-        f"300001: {'x' * 500}... (line truncated to 500 chars)\n\n"
+        f"300001:702: …{'x' * 99} needle\n\n"
         "(Found 4 matches in 1 file.)"
     )
+    assert res.value is not None
+    assert res.value["matches"][3] == {
+        "path": "big.txt",
+        "line": 300001,
+        "column": 702,
+        "text": f"…{'x' * 99} needle",
+    }
 
 
 def test_grep_caps_matches_and_bytes(harness: Harness) -> None:
@@ -373,14 +380,28 @@ def test_grep_caps_matches_and_bytes(harness: Harness) -> None:
     )
     budget = with_limits(harness, max_grep_bytes=10)
     where = f"{root_of(harness)}/many"
+    # The cap is exact, inside a line too: "hit 0\nhit " is all that is searched.
     assert call(budget, "grep", pattern="hit", path="many").text == (
-        "many/a.txt\n1: hit 0\n2: hit 1\n3: hit 2\n4: hit 3\n5: hit 4\n\n"
-        "(Found 5 matches in 1 file, but the search stopped after 10 bytes; "
+        "many/a.txt\n1: hit 0\n2: hit \n\n"
+        "(Found 2 matches in 1 file, but the search stopped after 10 bytes; "
         "narrow the path or the glob to search the rest.)"
     )
     assert call(budget, "grep", pattern="zzz", path="many").text == (
         f"No matches under {where}, but the search stopped after 10 bytes; "
         "narrow the path or the glob to search the rest."
+    )
+    # a.txt is 30 bytes: a cap of 30 searches it whole, and b.txt is left over.
+    exact = with_limits(harness, max_grep_bytes=30)
+    assert call(exact, "grep", pattern="hit", path="many").text == (
+        "many/a.txt\n1: hit 0\n2: hit 1\n3: hit 2\n4: hit 3\n5: hit 4\n\n"
+        "(Found 5 matches in 1 file, but the search stopped after 30 bytes; "
+        "narrow the path or the glob to search the rest.)"
+    )
+    assert call(
+        with_limits(harness, max_grep_bytes=36), "grep", pattern="hit", path="many"
+    ).text == (
+        "many/a.txt\n1: hit 0\n2: hit 1\n3: hit 2\n4: hit 3\n5: hit 4\n\n"
+        "many/b.txt\n1: hit b\n\n(Found 6 matches in 2 files.)"
     )
     walked = with_limits(harness, max_entries=1)
     assert call(walked, "grep", pattern="hit", path="many").text == (
@@ -401,12 +422,12 @@ def test_grep_is_safe_from_catastrophic_patterns(harness: Harness) -> None:
     assert res.text.startswith("No matches")
 
 
-def test_grep_matches_the_head_of_a_giant_line(harness: Harness) -> None:
+def test_grep_searches_all_of_a_giant_line_and_shows_windows(harness: Harness) -> None:
     harness.put("min.js", b"var a=1;" + b"x" * 2_000_000 + b"tail\nnext line\n")
     res = call(harness, "grep", pattern="var a|tail|next", path="min.js")
     assert res.text == (
-        f"min.js\n1: var a=1;{'x' * 492}... (line truncated to 500 chars)\n2: next line\n\n"
-        "(Found 2 matches in 1 file.)"
+        f"min.js\n1:1: var a=1;{'x' * 492}…\n1:2000009: …{'x' * 100}tail\n2: next line\n\n"
+        "(Found 3 matches in 1 file.)"
     )
 
 

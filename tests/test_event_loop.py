@@ -21,6 +21,10 @@ from fsseam import Agent, ToolExecution, open_fs
 from fsseam.tools import snippet
 from tests.support import Session, make_context
 
+# stdio_client's errlog defaults to the sys.stderr of when mcp was imported, which
+# may be a pytest capture without a descriptor: give the server the real one.
+_ERRLOG = sys.__stderr__
+
 PATHOLOGICAL = "x\nt\n" * 1000  # 4 KB
 EDIT = {"file_path": "p.txt", "old_string": "t", "new_string": "u", "replace_all": True}
 
@@ -105,7 +109,10 @@ def test_over_mcp_a_small_read_answers_in_under_a_second_during_the_edit(tmp_pat
     timings: dict[str, float] = {}
 
     async def body() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=_ERRLOG) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             await session.call_tool("read", {"file_path": "p.txt"})
             results: dict[str, types.CallToolResult] = {}

@@ -24,6 +24,10 @@ from fsseam.cli import add_tools
 from fsseam.mcp import build_server
 from tests.mcp_http_support import env as server_env
 
+# stdio_client's errlog defaults to the sys.stderr of when mcp was imported, which
+# may be a pytest capture without a descriptor: give the server the real one.
+_ERRLOG = sys.__stderr__
+
 
 @asynccontextmanager
 async def serving(root: Path, *flags: str) -> AsyncIterator[ClientSession]:
@@ -34,7 +38,10 @@ async def serving(root: Path, *flags: str) -> AsyncIterator[ClientSession]:
         cwd=root,
         env=server_env(),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=_ERRLOG) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         yield session
 

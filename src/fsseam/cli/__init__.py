@@ -37,6 +37,7 @@ from typing import Any
 from fsseam import __version__
 from fsseam.cli import doctor as _doctor_cli
 from fsseam.cli import files as _files_cli
+from fsseam.cli import search as _search_cli
 from fsseam.cli import serve as _serve_cli
 from fsseam.cli._common import (
     EXIT_INTERRUPTED,
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     parents = Parents(storage=storage, located=located, command=command)
     _serve_cli.register(parents)
     _files_cli.register(parents)
+    _search_cli.register(parents)
     _serve_cli.register_schemas(parents)
     _doctor_cli.register(parents)
     return parser

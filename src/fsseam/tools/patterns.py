@@ -13,7 +13,6 @@ break. This is the only module that imports ``re2``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import lru_cache
@@ -25,14 +24,21 @@ from fsseam.host import ToolArgumentsError
 
 __all__ = [
     "MAX_ALTERNATIVES",
+    "MAX_PATTERN_CHARS",
+    "MAX_SEGMENTS",
     "GlobPattern",
     "LineSearcher",
+    "check_glob",
     "expand_braces",
     "has_magic",
 ]
 
 MAX_ALTERNATIVES = 64
 """``{a,b}`` alternatives one pattern may expand to."""
+MAX_SEGMENTS = 128
+"""Path segments one alternative of a glob pattern may have."""
+MAX_PATTERN_CHARS = 4096
+"""Characters a glob pattern may have (the longest local path)."""
 REGEX_MAX_MEM = 8 << 20
 """Memory RE2 may use for one compiled pattern (its default)."""
 
@@ -47,8 +53,13 @@ def has_magic(segment: str) -> bool:
 def expand_braces(pattern: str, field: str = "pattern") -> list[str]:
     """``a/{b,c}/*.{py,pyi}`` as its alternatives (nested braces allowed).
 
-    Raises ToolArgumentsError past :data:`MAX_ALTERNATIVES`.
+    Raises ToolArgumentsError past :data:`MAX_ALTERNATIVES` alternatives or
+    :data:`MAX_PATTERN_CHARS` characters.
     """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolArgumentsError(
+            f"{field}: is {len(pattern)} characters long, over the limit of {MAX_PATTERN_CHARS}"
+        )
     out: list[str] = []
     todo = [pattern]
     while todo:
@@ -69,30 +80,74 @@ def expand_braces(pattern: str, field: str = "pattern") -> list[str]:
 
 
 def _first_group(text: str) -> tuple[int, int, list[str]] | None:
-    """The first ``{...}`` holding a top-level comma: its span and options."""
-    for start, char in enumerate(text):
-        if char != "{":
-            continue
-        depth, cuts = 0, [start]
-        for index in range(start, len(text)):
-            if text[index] == "{":
-                depth += 1
-            elif text[index] == "}":
-                depth -= 1
-                if depth == 0:
-                    if len(cuts) == 1:
-                        break  # "{x}": no alternatives, literal braces
-                    cuts.append(index)
-                    options = [text[a + 1 : b] for a, b in pairwise(cuts)]
-                    return start, index, options
-            elif text[index] == "," and depth == 1:
-                cuts.append(index)
-    return None
+    """The leftmost ``{...}`` holding a top-level comma: its span and options.
+
+    One pass with a stack of open braces, so a pattern of many unclosed
+    ``{`` costs linear time, not quadratic. An unclosed ``{`` and a group
+    without a comma (``{x}``) are literal text.
+    """
+    stack: list[list[int]] = []  # per open brace: its position, then its top-level commas
+    best: tuple[int, int, list[int]] | None = None
+    for index, char in enumerate(text):
+        if char == "{":
+            stack.append([index])
+        elif char == "," and stack:
+            stack[-1].append(index)
+        elif char == "}" and stack:
+            cuts = stack.pop()
+            if len(cuts) > 1 and (best is None or cuts[0] < best[0]):
+                best = (cuts[0], index, cuts)
+    if best is None:
+        return None
+    start, end, cuts = best
+    bounds = [*cuts, end]
+    return start, end, [text[a + 1 : b] for a, b in pairwise(bounds)]
 
 
 @lru_cache(maxsize=1024)
 def _segment_regex(segment: str) -> re.Pattern[str]:
     return re.compile(translate(segment))
+
+
+def _segments(alternative: str, field: str) -> tuple[str, ...]:
+    """The segments of one alternative, ``**`` runs collapsed, within the limits."""
+    segments: list[str] = []
+    for part in alternative.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            raise ToolArgumentsError(
+                f'{field}: ".." may only come before the first wildcard '
+                "(use the path parameter to search elsewhere)"
+            )
+        if part == "**" and segments and segments[-1] == "**":
+            continue  # "**/**" matches what "**" matches
+        segments.append(part)
+    if len(segments) > MAX_SEGMENTS:
+        raise ToolArgumentsError(
+            f"{field}: has {len(segments)} path segments, over the limit of {MAX_SEGMENTS}"
+        )
+    return tuple(segments)
+
+
+def check_glob(pattern: str, field: str = "pattern") -> list[str]:
+    """The ``{a,b}`` alternatives of ``pattern``, each within the limits.
+
+    For a pattern that is resolved as a path afterwards (``glob``'s literal
+    head may hold ``..``): only the length, the alternatives and the number of
+    segments (a run of ``**`` counting once) are checked here, before any
+    path is looked at, so an absurd pattern gets ``INVALID_ARGUMENTS`` rather
+    than a path error.
+    """
+    alternatives = expand_braces(pattern, field)
+    for alternative in alternatives:
+        parts = [part for part in alternative.split("/") if part not in ("", ".")]
+        count = sum(1 for i, part in enumerate(parts) if part != "**" or parts[i - 1 : i] != ["**"])
+        if count > MAX_SEGMENTS:
+            raise ToolArgumentsError(
+                f"{field}: has {count} path segments, over the limit of {MAX_SEGMENTS}"
+            )
+    return alternatives
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,17 +164,12 @@ class GlobPattern:
 
     @classmethod
     def of(cls, alternatives: list[str], field: str = "pattern") -> GlobPattern:
-        """A pattern from alternatives already expanded (no ``{a,b}`` left to expand)."""
-        parsed: list[tuple[str, ...]] = []
-        for alternative in alternatives:
-            segments = tuple(part for part in alternative.split("/") if part not in ("", "."))
-            if ".." in segments:
-                raise ToolArgumentsError(
-                    f'{field}: ".." may only come before the first wildcard '
-                    "(use the path parameter to search elsewhere)"
-                )
-            parsed.append(segments)
-        return cls(tuple(parsed))
+        """A pattern from alternatives already expanded (no ``{a,b}`` left to expand).
+
+        Raises ToolArgumentsError for ``..`` or more than :data:`MAX_SEGMENTS`
+        segments in an alternative.
+        """
+        return cls(tuple(_segments(alternative, field) for alternative in alternatives))
 
     @property
     def max_depth(self) -> int | None:
@@ -130,7 +180,7 @@ class GlobPattern:
 
     def matches(self, path: str) -> bool:
         """True when the relative path ``a/b/c`` matches one alternative."""
-        parts = tuple(path.split("/"))
+        parts = path.split("/")
         return any(_match(alternative, parts) for alternative in self.alternatives)
 
     def matches_name(self, path: str) -> bool:
@@ -140,23 +190,47 @@ class GlobPattern:
         return self.matches(path)
 
 
-@lru_cache(maxsize=8192)
-def _match(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    if not pattern:
-        return not parts
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(_match(rest, parts[i:]) for i in range(len(parts) + 1))
-    if not parts or _segment_regex(head).match(parts[0]) is None:
-        return False
-    return _match(rest, parts[1:])
+def _match(pattern: tuple[str, ...], parts: list[str]) -> bool:
+    """Segment matching as a set of positions in ``pattern`` (an NFA, no recursion).
+
+    Time is O(len(pattern) x len(parts)) whatever the ``**`` count, and the
+    stack stays flat however deep the pattern or the path.
+    """
+    size = len(pattern)
+
+    def closure(states: set[int]) -> set[int]:
+        # "**" also matches zero segments: being before it means being after it too.
+        out = set(states)
+        for state in sorted(states):
+            at = state
+            while at < size and pattern[at] == "**":
+                at += 1
+                out.add(at)
+        return out
+
+    states = closure({0})
+    for part in parts:
+        following: set[int] = set()
+        for state in states:
+            if state == size:
+                continue
+            segment = pattern[state]
+            if segment == "**":
+                following.add(state)  # "**" swallows this segment and may go on
+            elif _segment_regex(segment).match(part) is not None:
+                following.add(state + 1)
+        if not following:
+            return False
+        states = closure(following)
+    return size in states
 
 
 class LineSearcher:
-    """Finds the lines of UTF-8 text that match a pattern, block by block.
+    """Finds where a pattern matches in UTF-8 text, never across a line break.
 
-    ``search(block)`` takes whole lines (bytes ending with ``\\n``, except at
-    the end of a file) and yields ``(line index in the block, line bytes)``.
+    ``span(text, pos, endpos)`` searches ``text[pos:endpos]`` with the rest of
+    ``text`` as context, so ``^``, ``$`` and ``\\b`` see the real neighbours
+    of a window's edges.
     """
 
     def __init__(self, pattern: str, *, ignore_case: bool = False, literal: bool = False) -> None:
@@ -180,23 +254,12 @@ class LineSearcher:
                 "look-around or backreferences (set literal to search for plain text)"
             ) from None
 
-    def search(self, block: bytes) -> Iterator[tuple[int, bytes]]:
-        """Matching lines of ``block``: ``(0-based line index within it, the line)``."""
-        search = self._regex.search
-        line = 0
-        counted = 0
-        pos = 0
-        size = len(block)
-        while pos < size:
-            found = search(block, pos)
-            if found is None:
-                return
-            start = found.start()
-            begin = block.rfind(b"\n", 0, start) + 1
-            end = block.find(b"\n", start)
-            if end == -1:
-                end = size
-            line += block.count(b"\n", counted, begin)
-            counted = begin
-            yield line, block[begin:end]
-            pos = end + 1
+    def span(
+        self, text: bytes | bytearray | memoryview, pos: int, endpos: int
+    ) -> tuple[int, int] | None:
+        """The leftmost match starting in ``text[pos:endpos]`` and ending by ``endpos``."""
+        found = self._regex.search(text, pos, endpos)
+        if found is None:
+            return None
+        start, end = found.span()
+        return int(start), int(end)
