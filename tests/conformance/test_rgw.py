@@ -44,6 +44,12 @@ class RGWFixtures(FileSystemFixtures):
     def expected_atomic_conditional_write(self) -> bool:
         return True
 
+    @pytest.fixture
+    def guarded_delete(self) -> bool:
+        # RGW 16 ignores If-Match on DeleteObject: the dialect's probe finds it and
+        # refuses delete and move; the suite proves that refusal instead.
+        return False
+
 
 class TestRGW(ConformanceSuite, RGWFixtures):
     """Every seam contract line on Ceph RGW."""

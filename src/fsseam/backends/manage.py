@@ -137,7 +137,13 @@ async def move(
 async def _write(
     fs: FsspecFileSystem, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent | None
 ) -> StoredWrite:
-    """The destination's write, worded as ``write_text`` words its failures."""
+    """The destination's write, worded as ``write_text`` words its failures.
+
+    On an object store a key can be created beside a prefix of the same name,
+    so a destination that is a directory is refused first (one listing).
+    """
+    if fs._paths.implicit_directories and await fs._dialect.is_directory(path):
+        raise await fs._write_onto(path, target, FsNotRegularFile(f'"{path}" is a directory'))
     near = await fs._near(path) if isinstance(guard, CreateIfAbsent) else None
     try:
         return await fs._dialect.put(near or path, data, guard)

@@ -222,6 +222,11 @@ class Dialect(ABC):
     async def list_dir(self, path: str) -> list[RawEntry]:
         """Direct children (any order); ``FS_NOT_FOUND`` / ``FS_NOT_DIRECTORY``."""
 
+    async def is_directory(self, path: str) -> bool:
+        """Whether ``path`` is a directory (a prefix with something under it, on object stores)."""
+        info = await self.stat(path)
+        return info is not None and info.type == "directory"
+
     async def delete(self, path: str, expected: FsVersion) -> None:
         """Delete the file ``path`` only while it is at ``expected``, check and removal atomic.
 
