@@ -24,6 +24,7 @@ from fsseam.testing.suite.guards import GuardedWriteSuite
 from fsseam.testing.suite.listing import ListDirSuite
 from fsseam.testing.suite.local_disk import LocalDiskSuite
 from fsseam.testing.suite.manage import ManageSuite
+from fsseam.testing.suite.manage_tools import ManageToolSuite
 from fsseam.testing.suite.multi_edit import MultiEditSuite
 from fsseam.testing.suite.paths import ResolveSuite
 from fsseam.testing.suite.read_only import CapabilitySuite, ReadOnlySuite
@@ -44,6 +45,7 @@ __all__ = [
     "ListDirSuite",
     "LocalDiskSuite",
     "ManageSuite",
+    "ManageToolSuite",
     "MultiEditSuite",
     "ReadOnlySuite",
     "ReadSuite",
@@ -75,6 +77,7 @@ class ConformanceSuite(
     GuardedWriteSuite,
     RoundTripSuite,
     ManageSuite,
+    ManageToolSuite,
 ):
     """Every contract line of the seam, for one backend.
 
