@@ -14,7 +14,7 @@ EXPECTED = {
     "FsNotFound", "FsNotObserved", "FsNotRegularFile", "FsNotText", "FsObservation",
     "FsPathInfo", "FsPermissionDenied", "FsSandboxDenied", "FsStaleVersion", "FsTarget",
     "FsTargetKey", "FsTextStream", "FsTooLarge", "FsVersion", "FsWalkEntry", "FsWriteIntent",
-    "FsWriteOutcome",
+    "FsWriteOutcome", "FsDeleteOutcome", "FsMoveOutcome", "FsMoveIncomplete",
     "FsspecFileSystem", "ObservationPolicy", "Plugin", "Present", "ReplaceIfVersion", "Tool",
     "ToolExecution", "ToolRegistry", "ToolResult", "__version__", "open_fs",
     "MemoryObservationStore", "ObservationStore", "RedisObservationStore",

@@ -97,7 +97,7 @@ def test_tools_listed_rendered_and_sandboxed_like_file_tools(ws: Path) -> None:
                 tool.pop("annotations")
             assert dumped == ctx.tools.schemas(format="mcp")
             assert [tool.name for tool in listed.tools] == [
-                "read", "write", "edit", "multi_edit", "ls", "glob", "grep",
+                "read", "write", "edit", "multi_edit", "delete", "move", "ls", "glob", "grep",
             ]  # fmt: skip
             assert "offset" in listed.tools[0].input_schema["properties"]
 
@@ -237,8 +237,8 @@ def test_connections_to_one_server_are_separate_sessions(ws: Path) -> None:
 def test_unknown_tool_is_a_protocol_error(ws: Path) -> None:
     async def body() -> None:
         async with connected(local_context(ws)) as session:
-            with pytest.raises(MCPError, match="Unknown tool: 'delete'"):
-                await session.call_tool("delete", {"file_path": "crlf.txt"})
+            with pytest.raises(MCPError, match="Unknown tool: 'shred'"):
+                await session.call_tool("shred", {"file_path": "crlf.txt"})
 
     run(body)
 
@@ -255,7 +255,7 @@ def test_tools_carry_annotations_from_their_declared_effects(ws: Path) -> None:
                 assert hints is not None
                 assert hints.read_only_hint is True, name
                 assert hints.destructive_hint is not True, name
-            for name in ("write", "edit", "multi_edit"):
+            for name in ("write", "edit", "multi_edit", "delete", "move"):
                 hints = listed[name]
                 assert hints is not None
                 assert hints.read_only_hint is False, name

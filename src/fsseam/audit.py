@@ -4,8 +4,11 @@
 
 Each line: ``{"time", "session", "operation", "path", "before", "after"}`` —
 ``session`` is ``repr()`` of the calling agent's session object (or ``null``),
+``operation`` one of ``create``, ``update``, ``edit``, ``delete``, ``move``,
 ``before``/``after`` the versions around the change (``before`` is ``null``
-for a creation).
+for a creation, ``after`` for a delete). A move is two lines, in order: the
+source (``after`` ``null``: nothing is left there), then the destination
+(``before``: the file it replaced, ``null`` when it was created).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ __all__ = ["JsonlAuditLog"]
 
 
 class JsonlAuditLog:
-    """Plugin appending one JSON object per committed write or edit.
+    """Plugin appending one JSON object per committed write, edit and delete (two per move).
 
     ``sink`` is a path (opened in append mode, line-buffered) or a text
     stream. Lines are written whole under a lock, so threads never interleave.
@@ -48,7 +51,7 @@ class JsonlAuditLog:
         target: FsTarget,
         operation: str,
         before: FsVersion | None,
-        after: FsVersion,
+        after: FsVersion | None,
     ) -> None:
         """Append one line for one committed mutation."""
         session = getattr(getattr(actor, "agent", None), "session", None)

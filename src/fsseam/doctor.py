@@ -2,8 +2,8 @@
 
 :func:`diagnose` writes ``.fsseam-doctor-<random>`` under the root and checks,
 through the seam only, that the store refuses what it must refuse (a second
-create-only write, stale replaces and edits, all but one of several
-concurrent guarded writes), then returns a :class:`DoctorReport`: one
+create-only write, stale replaces, edits and deletes, all but one of several
+concurrent guarded writes and deletes), then returns a :class:`DoctorReport`: one
 :class:`Check` per step saying what the store did, the quirks the store
 showed (named, with what fsseam does about them), and a :class:`Verdict`
 whose reason names the check that failed. ``fsseam doctor`` (``fsseam.cli``)
@@ -169,6 +169,10 @@ class _Run:
     emit: Callable[[str], None]
     checks: list[Check] = field(default_factory=list)
     versions: list[FsVersion] = field(default_factory=list)
+    deleted: bool = False
+    """The scratch object is gone (the delete checks removed it)."""
+    deletes_refused: bool = False
+    """fsseam refuses guarded deletes on this store (it ignores their precondition)."""
 
     def seen(self, version: FsVersion) -> FsVersion:
         if version not in self.versions:
@@ -307,6 +311,64 @@ async def _checks(fs: FileSystem, target: FsTarget, run: _Run, racers: int) -> N
             run.fail("stat", "not the version the winning edit returned", ms)
 
 
+async def _delete_checks(fs: FileSystem, target: FsTarget, run: _Run, racers: int) -> None:
+    """A delete at a stale version is refused; of concurrent ones at the current version,
+    exactly one is accepted and the object is gone."""
+    info, ms = await _timed(fs.stat(target))
+    if isinstance(info, FsError) or info is None:
+        run.error(
+            "stat before deleting",
+            info or FsError("the scratch object vanished", "FS_NOT_FOUND"),
+            ms,
+        )
+        return
+    current = run.seen(info.version)
+    stale = next((v for v in run.versions if v != current), None)
+    if stale is not None:
+        result, ms = await _timed(fs.delete(target, stale))
+        if isinstance(result, FsError) and result.code is FsErrorCode.FS_SANDBOX_DENIED:
+            run.deletes_refused = True
+            run.ok(
+                "delete at a stale version",
+                "refused by fsseam: the store ignores a delete's precondition, so delete "
+                "and move are refused on it (nothing is ever deleted unguarded)",
+                ms,
+            )
+            return
+        if not isinstance(result, FsError):
+            run.deleted = True
+        run.refused("delete at a stale version", result, ms, "a delete of a change not seen")
+        if run.deleted:
+            return
+    results, ms = await _gather_timed([fs.delete(target, current) for _ in range(racers)])
+    won = [item for item in results if not isinstance(item, FsError)]
+    lost = [item for item in results if isinstance(item, FsError)]
+    label = f"{racers} concurrent deletes at one version"
+    unexpected = [exc for exc in lost if exc.code not in _DELETE_LOSSES]
+    if won:
+        run.deleted = True
+    if unexpected:
+        run.error(label, unexpected[0], ms)
+    elif len(won) == 1:
+        run.ok(label, f"1 accepted, {len(lost)} refused", ms)
+    elif won:
+        run.fail(label, f"{len(won)} ACCEPTED (the store ignores a delete's precondition)", ms)
+    else:
+        run.fail(label, "all refused, none won", ms)
+    if won:
+        gone, ms = await _timed(fs.stat(target))
+        if isinstance(gone, FsError):
+            run.error("stat after the delete", gone, ms)
+        elif gone is None:
+            run.ok("stat after the delete", "gone", ms)
+        else:
+            run.deleted = False
+            run.fail("stat after the delete", "still there after an accepted delete", ms)
+
+
+_DELETE_LOSSES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_FOUND})
+
+
 def _verdict(checks: Sequence[Check], caps: FsCapabilities) -> tuple[Verdict, str]:
     failed = [check for check in checks if check.status == "FAIL"]
     if failed:
@@ -339,7 +401,11 @@ async def diagnose(
     concurrent replaces (then edits) at one version exactly one wins (all of
     them may pass the seam's early version check, so only the store's
     conditional write stops the others); reads and ``stat`` report the
-    version the winning write returned. Where ``fs`` is :class:`Maintainable`,
+    version the winning write returned; a delete at a stale version is
+    refused, and of ``racers`` concurrent deletes at the current version
+    exactly one is accepted, after which the object is gone. On a store that
+    ignores a delete's precondition fsseam refuses deletes, which the report
+    says (the verdict still judges the write guards). Where ``fs`` is :class:`Maintainable`,
     the store is first probed for quirks with its own scratch object, and the
     scratch objects are removed afterwards.
 
@@ -374,12 +440,14 @@ async def diagnose(
             run.ok("quirk probe", names, ms)
     if not run.checks or run.checks[-1].status == "ok":
         await _checks(fs, target, run, racers)
+        if all(check.status == "ok" for check in run.checks):
+            await _delete_checks(fs, target, run, racers)
     created = any(
         check.label == "create-only write of a new object" and check.status == "ok"
         for check in run.checks
     )
-    removed = False
-    if maintained is not None and created:
+    removed = run.deleted
+    if maintained is not None and created and not run.deleted:
         try:
             await maintained.remove(target)
             removed = True
@@ -397,6 +465,8 @@ async def diagnose(
     elif scratch is not None:
         out(f"scratch left: {scratch} (could not remove it; remove it by hand)")
     verdict, reason = _verdict(run.checks, caps)
+    if run.deletes_refused and verdict in (Verdict.OK, Verdict.IN_PROCESS):
+        reason += "; it ignores a delete's precondition, so fsseam refuses delete and move on it"
     report = DoctorReport(
         root=root,
         dialect=dialect,

@@ -13,7 +13,7 @@ import io
 import pytest
 
 from fsseam.backends import FsspecFileSystem, open_fs
-from fsseam.backends.dialects.base import QUIRKS
+from fsseam.backends.dialects.base import DELETE_PRECONDITION_IGNORED, QUIRKS
 from fsseam.backends.dialects.s3 import IF_MATCH_MISSING_412, IF_MATCH_UNQUOTED
 from fsseam.cli import doctor
 from fsseam.seam import CreateIfAbsent, FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
@@ -43,6 +43,12 @@ class RGWFixtures(FileSystemFixtures):
     @pytest.fixture
     def expected_atomic_conditional_write(self) -> bool:
         return True
+
+    @pytest.fixture
+    def guarded_delete(self) -> bool:
+        # RGW 16 ignores If-Match on DeleteObject: the dialect's probe finds it and
+        # refuses delete and move; the suite proves that refusal instead.
+        return False
 
 
 class TestRGW(ConformanceSuite, RGWFixtures):
@@ -79,7 +85,12 @@ def test_doctor_passes_on_rgw_and_names_its_quirks(rgw_server: RGWCluster, rgw_u
     assert f"quirk:        {IF_MATCH_MISSING_412.name}: " in report
     assert "8 concurrent replaces at one version: 1 accepted, 7 refused" in report
     assert "8 concurrent edits at one version: 1 accepted, 7 refused" in report
-    assert report.rstrip().endswith("result: ok, the store enforces its preconditions")
+    assert f"quirk:        {DELETE_PRECONDITION_IGNORED.name}: " in report
+    assert "delete at a stale version: refused by fsseam: the store ignores" in report
+    assert report.rstrip().endswith(
+        "result: ok, the store enforces its preconditions; it ignores a delete's "
+        "precondition, so fsseam refuses delete and move on it"
+    )
 
 
 def test_a_quoted_if_match_refused_at_the_current_etag_is_learned_once(

@@ -17,6 +17,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from fsseam import text as textmod
+from fsseam.backends import manage
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules
 from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_type, protocols
 from fsseam.backends.dialects.base import RawEntry, RawReader
@@ -26,10 +27,12 @@ from fsseam.seam import (
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
     FsError,
     FsErrorCode,
     FsInfo,
+    FsMoveOutcome,
     FsNotFound,
     FsNotObserved,
     FsNotRegularFile,
@@ -458,6 +461,20 @@ class FsspecFileSystem(FileSystem):
             return stored.version
 
         return EditBasis(before, info.version, commit)
+
+    # -- delete and move (fsseam.backends.manage) ------------------------------
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        return await manage.delete(self, target, expected)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        destination_intent: FsWriteIntent | None = None,
+    ) -> FsMoveOutcome:
+        return await manage.move(self, source, destination, expected, destination_intent)
 
 
 _RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})

@@ -15,10 +15,12 @@ __all__ = ["doctor", "register"]
 
 _DESCRIPTION = """\
 With a scratch object .fsseam-doctor-<random> under URL, check that the
-store refuses a second create-only write and writes at a stale version,
-including concurrent ones, and report dialect, capabilities, the store's
-quirks (each named, with what fsseam does about it), versions and timings.
-The scratch object is removed afterwards.
+store refuses a second create-only write, and writes and deletes at a stale
+version, including concurrent ones, and report dialect, capabilities, the
+store's quirks (each named, with what fsseam does about it), versions and
+timings. The scratch object is removed afterwards. A store that ignores a
+delete's precondition is named (quirk delete-precondition-ignored): fsseam
+refuses delete and move on it.
 
 exit status:
   0  every check passed and the guards hold across processes
@@ -33,7 +35,7 @@ def register(parents: Parents) -> None:
     """Add ``doctor`` to the parser."""
     doc = parents.command(
         "doctor",
-        "check that a store enforces conditional writes",
+        "check that a store enforces conditional writes and deletes",
         _DESCRIPTION,
         parents=[parents.storage],
     )

@@ -69,16 +69,22 @@ def register_schemas(parents: Parents) -> None:
     )
     schemas.add_argument("--format", choices=["openai", "anthropic", "mcp"], help="target API")
     schemas.add_argument(
-        "--all", action="store_true", help="also multi_edit, ls, glob and grep (as serve has)"
+        "--all",
+        action="store_true",
+        help="also multi_edit, delete, move, ls, glob and grep (as serve has)",
     )
     schemas.set_defaults(run=_cmd_schemas)
 
 
 def add_tools(ctx: Context, *, core_only: bool) -> Context:
-    """Register the tools ``serve`` exposes: read/write/edit, plus the extras unless core_only."""
+    """Register the tools ``serve`` exposes: read/write/edit, plus the extras unless core_only.
+
+    The extras: multi_edit, delete and move, ls, glob and grep. A read-only
+    mount lists only the tools that change nothing (their declared effects).
+    """
     if core_only:
         return ctx.plugin(FileTools())
-    return ctx.plugin(FileTools(multi_edit=True)).plugin(DiscoveryTools())
+    return ctx.plugin(FileTools(multi_edit=True, manage=True)).plugin(DiscoveryTools())
 
 
 def _cmd_schemas(args: argparse.Namespace) -> int:

@@ -17,7 +17,8 @@ so callers can catch them the Python way::
      ├── FsNotObserved                       FS_NOT_OBSERVED
      ├── FsAmbiguousEdit (ValueError)        FS_AMBIGUOUS_EDIT
      ├── FsEditNotFound (ValueError)         FS_EDIT_NOT_FOUND
-     └── FsAborted                           FS_ABORTED
+     ├── FsAborted                           FS_ABORTED
+     └── FsMoveIncomplete                    the code of what stopped the move
 
 ``FsError(message, code)`` builds the matching subclass, so
 ``raise FsError("gone", FsErrorCode.FS_NOT_FOUND)`` is caught by
@@ -29,6 +30,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from fsseam.seam.types import FsVersion
+
 __all__ = [
     "FsAborted",
     "FsAmbiguousEdit",
@@ -36,6 +39,7 @@ __all__ = [
     "FsError",
     "FsErrorCode",
     "FsIOError",
+    "FsMoveIncomplete",
     "FsNotDirectory",
     "FsNotFound",
     "FsNotObserved",
@@ -186,3 +190,49 @@ class FsAborted(FsError):
     """The operation was cancelled before it committed."""
 
     default_code = FsErrorCode.FS_ABORTED
+
+
+class FsMoveIncomplete(FsError):
+    """A move wrote its destination but did not delete its source: the content is in both.
+
+    ``code`` is the failure that stopped it (``FS_STALE_VERSION``: the source
+    changed or vanished since it was read; ``FS_IO_ERROR``...); the message
+    says what exists now. Nothing is lost: a move never deletes its source
+    before its destination is written.
+    """
+
+    version: FsVersion | None
+    """Version of the destination that was written."""
+    replaced_version: FsVersion | None
+    """Version of the file the destination replaced (``None``: it was created, or unknown)."""
+
+    def __new__(
+        cls, message: str = "", code: FsErrorCode | str | None = None, **_: Any
+    ) -> FsMoveIncomplete:
+        made = super().__new__(cls, message, code)
+        assert isinstance(made, FsMoveIncomplete)
+        return made
+
+    def __init__(
+        self,
+        message: str = "",
+        code: FsErrorCode | str | None = None,
+        *,
+        version: FsVersion | None = None,
+        replaced_version: FsVersion | None = None,
+    ) -> None:
+        super().__init__(message, code)
+        self.version = version
+        self.replaced_version = replaced_version
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _move_incomplete,
+            (self.message, self.code.value, self.version, self.replaced_version),
+        )
+
+
+def _move_incomplete(
+    message: str, code: str, version: FsVersion | None, replaced: FsVersion | None
+) -> FsMoveIncomplete:
+    return FsMoveIncomplete(message, code, version=version, replaced_version=replaced)

@@ -16,8 +16,13 @@ FS_OBSERVED: Final = "fs/observed"
 """emit(actor, target, FsObservation): a tool saw the file (or its absence)."""
 
 FS_COMMITTED: Final = "fs/committed"
-"""emit(actor, target, operation, before_version | None, after_version): a tool changed a file.
+"""emit(actor, target, operation, before_version, after_version): a tool changed a file.
 
-``operation`` is ``create``, ``update`` or ``edit``. Subscribe an audit logger
-(``fsseam.audit.JsonlAuditLog``) to record every mutation.
+Either version may be ``None``: nothing was there before a create, nothing is
+left after a delete. ``operation`` is ``create``, ``update``, ``edit``,
+``delete`` or ``move``. A move emits two events, source first (its
+``before_version`` is what was moved, ``after_version`` ``None``), then the
+destination (``before_version``: the file it replaced, ``None`` when created).
+Subscribe an audit logger (``fsseam.audit.JsonlAuditLog``) to record every
+mutation.
 """

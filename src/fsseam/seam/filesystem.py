@@ -9,13 +9,23 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from fsseam.seam.edits import EditResult, apply_edit, apply_edits
-from fsseam.seam.errors import FsError, FsErrorCode, FsNotFound, FsStaleVersion, FsTooLarge
+from fsseam.seam.errors import (
+    FsError,
+    FsErrorCode,
+    FsMoveIncomplete,
+    FsNotFound,
+    FsSandboxDenied,
+    FsStaleVersion,
+    FsTooLarge,
+)
 from fsseam.seam.types import (
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsVersion,
@@ -25,7 +35,15 @@ from fsseam.seam.types import (
     ReplaceIfVersion,
 )
 
-__all__ = ["EditBasis", "FileSystem", "FsTextStream", "walk_order", "walk_tree"]
+__all__ = [
+    "EditBasis",
+    "FileSystem",
+    "FsTextStream",
+    "move_incomplete",
+    "same_file",
+    "walk_order",
+    "walk_tree",
+]
 
 _EDIT_RETRIES = 16
 
@@ -162,6 +180,69 @@ class FileSystem(ABC):
             )
 
         return await self._edit_loop(target, expected, apply)
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Delete the file, only while it is at ``expected`` (any version when ``None``).
+
+        The check and the removal are one atomic step done by the store (S3
+        ``DeleteObject`` with ``If-Match``, GCS ``ifGenerationMatch``, Azure
+        ``If-Match``, the local lock and a re-check), so a change made since
+        ``expected`` was read is never deleted. Raises ``FS_STALE_VERSION``
+        (changed, or deleted, since ``expected`` was read), ``FS_NOT_FOUND``
+        (missing, unguarded call), ``FS_NOT_REGULAR_FILE`` (a directory),
+        ``FS_SANDBOX_DENIED`` (read-only, or a store that cannot guard a
+        delete: fsseam refuses rather than delete unguarded).
+
+        The default refuses: only the store can guard a delete.
+        """
+        raise FsSandboxDenied(
+            f'cannot delete "{target.display_path}": {type(self).__name__} offers no '
+            "guarded delete, and fsseam never deletes unguarded"
+        )
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        destination_intent: FsWriteIntent | None = None,
+    ) -> FsMoveOutcome:
+        """Move a file: write ``destination`` under ``destination_intent``, then delete ``source``.
+
+        The source is read once (checked against ``expected`` before anything
+        is written), its content written to the destination as
+        :meth:`write_text` would (``CreateIfAbsent``: ``FS_NOT_OBSERVED`` when
+        it exists; ``ReplaceIfVersion``: ``FS_STALE_VERSION`` when it moved on;
+        ``None``: unconditional), and only then is the source deleted, guarded
+        by the version read. A failure before the write changes nothing; a
+        failure of the delete leaves both files and raises
+        :class:`~fsseam.seam.FsMoveIncomplete` saying so — never neither.
+        ``ValueError`` when both name the same file.
+
+        The default moves text (a BOM is not kept) through :meth:`stream_text`,
+        :meth:`write_text` and :meth:`delete`; backends move bytes.
+        """
+        same_file(source, destination)
+        if type(self).delete is FileSystem.delete:
+            await self.delete(source)  # refuses before anything is written
+        try:
+            async with self.stream_text(source) as stream:
+                text = "".join([chunk async for chunk in stream])
+                version = stream.info.version
+        except FsNotFound:
+            if expected is None:
+                raise
+            raise FsStaleVersion(f'"{source.display_path}" was deleted since it was read') from None
+        if expected is not None and version != expected:
+            raise FsStaleVersion(f'"{source.display_path}" was modified since it was read')
+        written = await self.write_text(destination, text, destination_intent)
+        try:
+            await self.delete(source, version)
+        except FsError as exc:
+            raise move_incomplete(
+                source, destination, exc, written.version, written.before_version
+            ) from exc
+        return FsMoveOutcome(written.version, version, written.before_version)
 
     async def walk(
         self, target: FsTarget, *, max_depth: int | None = None
@@ -309,6 +390,33 @@ _SKIPPED_DIRECTORY_CODES = frozenset(
     }
 )
 _RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})
+
+
+def same_file(source: FsTarget, destination: FsTarget) -> None:
+    """``ValueError`` when a move's two targets are one file (any spelling)."""
+    if source.target_key == destination.target_key:
+        raise ValueError(
+            f'cannot move "{source.display_path}" onto itself: source and destination '
+            "name the same file"
+        )
+
+
+def move_incomplete(
+    source: FsTarget,
+    destination: FsTarget,
+    cause: FsError,
+    version: FsVersion,
+    replaced: FsVersion | None,
+) -> FsMoveIncomplete:
+    """The error of a move whose destination was written but whose source was not deleted."""
+    return FsMoveIncomplete(
+        f'moving "{source.display_path}" to "{destination.display_path}" stopped halfway: '
+        f'"{destination.display_path}" was written, but "{source.display_path}" was not '
+        f"deleted ({cause.message}); nothing was lost, check both",
+        cause.code,
+        version=version,
+        replaced_version=replaced,
+    )
 
 
 def walk_order(path: str, is_directory: bool) -> str:

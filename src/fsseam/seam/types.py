@@ -9,10 +9,12 @@ __all__ = [
     "Absent",
     "CreateIfAbsent",
     "FsCapabilities",
+    "FsDeleteOutcome",
     "FsDirEntry",
     "FsEditOutcome",
     "FsEditRequest",
     "FsInfo",
+    "FsMoveOutcome",
     "FsObservation",
     "FsPathInfo",
     "FsTarget",
@@ -160,6 +162,27 @@ class FsEditOutcome:
     """How many occurrences were replaced."""
     before_version: FsVersion | None = None
     """Version of the text the edit was applied to."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsDeleteOutcome:
+    """What a successful ``delete`` did."""
+
+    before_version: FsVersion
+    """Version of the file that was deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsMoveOutcome:
+    """What a successful ``move`` did (the destination holds the bytes; the source is gone)."""
+
+    version: FsVersion
+    """Version of the destination just written."""
+    before_version: FsVersion
+    """Version of the source that was moved (and deleted)."""
+    replaced_version: FsVersion | None = None
+    """Version of the file the destination replaced (``None``: it was created, or the
+    destination write was unguarded and did not say)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,6 +232,18 @@ class FileSystemFixtures:
         return True
 
     @pytest.fixture
+    def guarded_delete(self) -> bool:
+        """True when the store enforces a delete's precondition, so delete and move work.
+
+        A store that ignores it (Ceph RGW before 20: its dialect's probe finds
+        the ``delete-precondition-ignored`` quirk) declares False: the
+        :class:`~fsseam.testing.ManageSuite` then proves that every delete and
+        move is refused (``FS_SANDBOX_DENIED``) with nothing deleted or written,
+        instead of proving that they work.
+        """
+        return True
+
+    @pytest.fixture
     def faults(self) -> StoreFaults:
         """Faults on the wire between ``fs`` and its store (see :mod:`fsseam.testing.faults`).
 

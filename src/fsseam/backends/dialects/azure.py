@@ -326,3 +326,26 @@ class AzureDialect(ObjectStoreDialect):
                     **self._request_kwargs(),
                 )
         return ObjectState(_etag(str(result["etag"])), token)
+
+    async def _send_delete(self, path: str, version: FsVersion | None) -> None:
+        url = self.url(path)
+        conditions: dict[str, Any] = {}
+        if version is not None:
+            if not version or any(ch in version for ch in '*"'):
+                raise messages.stale(url)  # never let a version turn into the wildcard
+            conditions = {"etag": f'"{version}"', "match_condition": MatchConditions.IfNotModified}
+        retries: list[int] = []
+
+        def retried(**_: Any) -> None:
+            # The SDK calls this before each retry: an earlier attempt may have landed.
+            retries.append(1)
+
+        try:
+            with _azure_errors(url, write=True, replace=True):
+                async with self._blob(path) as client:
+                    await client.delete_blob(
+                        retry_hook=retried, **conditions, **self._request_kwargs()
+                    )
+        except GuardRefused as refused:
+            refused.retried = bool(retries)
+            raise

@@ -22,28 +22,52 @@ one request (S3, GCS, Azure, through ``objects.ObjectStoreDialect``). Its
    Otherwise a conflict, unless the guard still holds, which leaves an
    unknown outcome the I/O error it was. Content equality never decides:
    two writers of the same bytes from one stale base would both "win".
+
+Its ``delete`` is final too, the guarded-delete protocol: refuse on a store
+known to ignore a delete's precondition (probed once per store with a
+scratch object, never a user's file: :data:`~.quirks.DELETE_PRECONDITION_IGNORED`),
+then ONE conditional delete (``_send_delete``) and, after a refused or
+unknown outcome, one look at the object and :func:`settle_delete`. A delete
+carries no token: what tells a lost answer from a real conflict is whether an
+earlier attempt of the same request may have been applied (an unknown
+outcome, or a refusal answered to an SDK retry). Absent after such an
+attempt is success; absent after a clean first refusal is someone else's
+delete; present at another version is a change that is never deleted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import mimetypes
-import threading
-import uuid
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, final
 
-# Re-exported for the local dialect, which words these failures like every store.
 from fsseam.backends.dialects.messages import (
     already_exists,
+    cannot_guard_delete,
     check_size,
     not_a_file,
     not_found,
     stale,
+)
+from fsseam.backends.dialects.quirks import DELETE_PRECONDITION_IGNORED, QUIRKS, Quirk
+
+# Re-exported for the local dialect, which words these failures like every store.
+from fsseam.backends.dialects.values import (
+    CHUNK_SIZE,
+    DIRECTORY,
+    TOKEN_KEY,
+    BytesReader,
+    ObjectState,
+    RawEntry,
+    RawReader,
+    StoredWrite,
+    content_type,
+    content_version,
+    new_token,
+    on_loop,
 )
 from fsseam.seam import (
     CreateIfAbsent,
@@ -59,12 +83,14 @@ from fsseam.seam import (
     ReplaceIfVersion,
 )
 from fsseam.seam.filesystem import walk_order
-from fsseam.seam.types import PathType
 
 __all__ = [
     "CHUNK_SIZE",
+    "DELETE_PRECONDITION_IGNORED",
     "DIRECTORY",
+    "QUIRKS",
     "TOKEN_KEY",
+    "BytesReader",
     "Dialect",
     "GuardRefused",
     "GuardedDialect",
@@ -75,173 +101,24 @@ __all__ = [
     "RawReader",
     "StoredWrite",
     "already_exists",
+    "cannot_guard_delete",
     "check_size",
     "content_type",
     "content_version",
+    "new_token",
     "not_a_file",
     "not_found",
     "on_loop",
     "or_none",
     "protocols",
     "settle",
+    "settle_delete",
     "stale",
 ]
 
 T = TypeVar("T")
 
-CHUNK_SIZE = 1 << 20
-"""Bytes per chunk when streaming."""
-
-DIRECTORY = FsVersion("directory")
-"""The version of every directory (prefix) on stores without directory versions."""
-
-TOKEN_KEY = "fsseam-write-token"
-"""Metadata key of a guarded write's unique token (Azure spells it with ``_``)."""
-
-
-def content_version(data: bytes) -> FsVersion:
-    """A version derived from content, for stores with no change token."""
-    return FsVersion("sha256:" + hashlib.sha256(data).hexdigest()[:32])
-
-
-# Python's built-in table only (no /etc/mime.types): the same guess on every machine.
-_MIME = mimetypes.MimeTypes()
-
-
-def content_type(name: str) -> str | None:
-    """The MIME type a new object named ``name`` is stored with (``None``: unknown)."""
-    return _MIME.guess_type(name)[0]
-
-
-def new_token() -> str:
-    """A unique write token (32 hex digits)."""
-    return uuid.uuid4().hex
-
-
-async def on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` on ``loop``, the loop an fsspec async store is bound to.
-
-    s3fs, gcsfs and adlfs sessions belong to their own loop; driven from any
-    other loop they fail in ways that look like network errors (and s3fs
-    retries them). Running on that loop already, await directly.
-    """
-    if loop is None:
-        return await coro
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:  # pragma: no cover - called from sync code
-        running = None
-    if running is loop:
-        return await coro
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
-
-
-# -- values --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StoredWrite:
-    """What a dialect's guarded put stored."""
-
-    version: FsVersion
-    """Version of the stored content."""
-    created: bool
-    """True when nothing existed before (a ``CreateIfAbsent`` write)."""
-    version_id: str | None = None
-    """The store's own id of the new object version, where it has one (S3
-    ``VersionId`` on versioned buckets), for reporting; never a guard."""
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectState:
-    """An object as the store reports it: its version and the write token it carries."""
-
-    version: FsVersion
-    """The store's version (ETag, generation)."""
-    token: str | None = None
-    """The fsseam write token in its metadata (``None``: not written by fsseam)."""
-    version_id: str | None = None
-    """The store's object-version id, where it has one (S3 ``VersionId``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RawEntry:
-    """A directory child as the store lists it."""
-
-    name: str
-    type: PathType
-    version: FsVersion | None
-    size: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Quirk:
-    """A way a store departs from the protocol it claims, detected and worked around.
-
-    Shown by ``fsseam doctor``; the dialect remembers each quirk per store
-    (endpoint) for the life of the process.
-    """
-
-    name: str
-    """A stable identifier, e.g. ``if-match-needs-unquoted-etag``."""
-    description: str
-    """What the store does, and what fsseam does about it."""
-
-
-class RawReader(ABC):
-    """An open read: ``info`` is the version of exactly the bytes ``chunks`` yields."""
-
-    info: FsInfo
-
-    @abstractmethod
-    def chunks(self) -> AsyncGenerator[bytes, None]:
-        """The content, in chunks of at most :data:`CHUNK_SIZE` bytes."""
-
-
-class BytesReader(RawReader):
-    """A reader over bytes already in memory."""
-
-    def __init__(self, data: bytes, info: FsInfo) -> None:
-        self._data = data
-        self.info = info
-
-    async def chunks(self) -> AsyncGenerator[bytes, None]:
-        data = self._data
-        for start in range(0, len(data), CHUNK_SIZE):
-            yield data[start : start + CHUNK_SIZE]
-
-
 # -- the interface -------------------------------------------------------------
-
-
-class _QuirkBook:
-    """Quirks seen per store, process-wide: a second mount of a store need not rediscover."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seen: dict[str, dict[str, Quirk]] = {}
-
-    def note(self, store: str, quirk: Quirk) -> bool:
-        """Remember ``quirk`` for ``store``; True when it is new."""
-        with self._lock:
-            known = self._seen.setdefault(store, {})
-            if quirk.name in known:
-                return False
-            known[quirk.name] = quirk
-            return True
-
-    def forget(self, store: str) -> None:
-        """Forget what was learned about ``store`` (tests, or a server upgraded in place)."""
-        with self._lock:
-            self._seen.pop(store, None)
-
-    def of(self, store: str) -> tuple[Quirk, ...]:
-        with self._lock:
-            return tuple(self._seen.get(store, {}).values())
-
-
-QUIRKS = _QuirkBook()
-"""Every quirk detected in this process, by store."""
 
 
 class Dialect(ABC):
@@ -345,6 +222,26 @@ class Dialect(ABC):
     async def list_dir(self, path: str) -> list[RawEntry]:
         """Direct children (any order); ``FS_NOT_FOUND`` / ``FS_NOT_DIRECTORY``."""
 
+    async def is_directory(self, path: str) -> bool:
+        """Whether ``path`` is a directory (a prefix with something under it, on object stores)."""
+        info = await self.stat(path)
+        return info is not None and info.type == "directory"
+
+    async def delete(self, path: str, expected: FsVersion) -> None:
+        """Delete the file ``path`` only while it is at ``expected``, check and removal atomic.
+
+        ``FS_STALE_VERSION`` when it changed or is gone (never deleted then),
+        ``FS_NOT_REGULAR_FILE`` for a directory, ``FS_SANDBOX_DENIED`` where the
+        store cannot guard a delete. The default refuses: a dialect whose store
+        (or lock protocol) can check the version implements it.
+        """
+        raise cannot_guard_delete(self.url(path), f"the {self.name} dialect has no guarded delete")
+
+    async def check_guarded_delete(self, path: str) -> None:
+        """Refuse (``FS_SANDBOX_DENIED``) before anything changes if a delete of ``path``
+        cannot be guarded here. ``move`` calls it before writing its destination."""
+        return
+
     async def remove(self, path: str) -> None:
         """Delete one file (unconditionally); ``FS_NOT_FOUND`` when absent.
 
@@ -442,11 +339,16 @@ def protocols(fs: Any) -> tuple[str, ...]:
 
 
 class GuardRefused(Exception):
-    """Outcome of ``_send``: the store refused the write's precondition (it did not land...
+    """Outcome of ``_send``, ``_send_delete``: the store refused the precondition (no change...
 
-    ...unless an SDK retry of a write that had landed met its own precondition:
-    :func:`settle` tells by the token).
+    ...unless an SDK retry of a request that had landed met its own precondition:
+    :func:`settle` tells by the token, :func:`settle_delete` by ``retried``).
     """
+
+    def __init__(self, *args: object, retried: bool = False) -> None:
+        super().__init__(*args)
+        self.retried = retried
+        """True when the refusal answered a retry: an earlier attempt may have been applied."""
 
 
 class OutcomeUnknown(Exception):
@@ -526,6 +428,44 @@ def settle(
     raise FsIOError(f'"{url}": the store refused an unconditional write; retry')
 
 
+def settle_delete(
+    url: str,
+    expected: FsVersion,
+    outcome: GuardRefused | OutcomeUnknown,
+    current: ObjectState | None,
+    *,
+    may_resend: bool = True,
+) -> _Resend | None:
+    """THE lost-response decision for a guarded delete, for every store: gone, or kept?
+
+    ``current`` is the object as ``_token_of`` found it after the refused or
+    unknown outcome (``None``: absent). ``None`` returned means success.
+
+    - Absent, after an attempt that may have been applied (an unknown outcome,
+      or a refusal answered to an SDK retry): the delete happened and only its
+      answer was lost. Nothing newer was removed (a refused precondition never
+      deletes), so this is success, even when another session's delete of the
+      same version came first.
+    - Absent after a clean first refusal: someone else deleted it first:
+      ``FS_STALE_VERSION`` (deleted since it was read).
+    - Present at ``expected``: an unknown outcome did not land, so its error
+      stands (retrying is safe); a refusal of the current version is
+      :data:`RESEND` while ``may_resend`` (a quirk to learn), else a conflict.
+    - Present at another version: a change this session has not seen, kept:
+      ``FS_STALE_VERSION``.
+    """
+    if current is None:
+        if isinstance(outcome, OutcomeUnknown) or outcome.retried:
+            return None
+        raise stale(url, deleted=True)
+    if current.version == expected:
+        if isinstance(outcome, OutcomeUnknown):
+            raise outcome.error
+        if may_resend:
+            return RESEND
+    raise stale(url)
+
+
 class GuardedDialect(Dialect):
     """A store that checks a write's precondition in ONE request: ``put`` is the protocol.
 
@@ -575,6 +515,103 @@ class GuardedDialect(Dialect):
         (the quirk is remembered); the default, False, makes it a conflict.
         """
         return False
+
+    async def _send_delete(self, path: str, version: FsVersion | None) -> None:
+        """ONE delete of ``path``, conditional on ``version`` (``None``: unconditional).
+
+        Its error boundary raises :class:`GuardRefused` when the store refused
+        the precondition or found nothing to delete (412, 404), with
+        ``retried=True`` when that answered an SDK retry of this request;
+        :class:`OutcomeUnknown` when it may have been applied (5xx, timeout,
+        reset); or an ordinary :class:`~fsseam.seam.FsError`. A version that
+        can never be current here is refused as ``FS_STALE_VERSION`` unsent.
+        The default refuses every delete (a store without conditional deletes).
+        """
+        raise cannot_guard_delete(
+            self.url(path), f"the {self.name} dialect has no conditional delete"
+        )
+
+    @final
+    async def delete(self, path: str, expected: FsVersion) -> None:
+        """The guarded-delete protocol (module docstring): one conditional delete, one recovery."""
+        url = self.url(path)
+        if not self.split(path)[1]:
+            raise not_a_file(url)  # a bucket is a directory
+        await self.check_guarded_delete(path)
+        await self._io(self._delete(path, url, expected))
+
+    async def _delete(self, path: str, url: str, expected: FsVersion) -> None:
+        may_resend = True
+        while True:
+            try:
+                await self._send_delete(path, expected)
+                return
+            except (GuardRefused, OutcomeUnknown) as outcome:
+                try:
+                    current = await self._token_of(path)
+                except FsError:
+                    if isinstance(outcome, OutcomeUnknown):
+                        raise outcome.error from None
+                    raise
+                try:
+                    verdict = settle_delete(url, expected, outcome, current, may_resend=may_resend)
+                    if isinstance(verdict, _Resend):
+                        if await self._refused_while_holding(path, ReplaceIfVersion(expected)):
+                            may_resend = False
+                            continue
+                        settle_delete(url, expected, outcome, current, may_resend=False)
+                except FsError as exc:
+                    if exc.__cause__ is None:
+                        exc.__cause__ = outcome
+                    raise
+                return
+
+    async def check_guarded_delete(self, path: str) -> None:
+        """Probe once per store whether it enforces a delete's precondition; refuse if not."""
+        if not QUIRKS.probed(self.store_id(), "delete"):
+            directory = path.rstrip("/").rsplit("/", 1)[0]
+            await self._io(self._probe_delete(directory))
+        if DELETE_PRECONDITION_IGNORED in self.quirks:
+            raise cannot_guard_delete(
+                self.url(path),
+                f"this store ignores a delete's precondition "
+                f"(quirk {DELETE_PRECONDITION_IGNORED.name}, found by probing a scratch object)",
+            )
+
+    async def probe_quirks(self, url: str) -> tuple[Quirk, ...]:
+        """Probe conditional deletes with the scratch object ``url`` (created, then removed)."""
+        path = str(self.fs._strip_protocol(url))
+        await self._io(self._probe_delete(path, exact=True))
+        return self.quirks
+
+    async def _probe_delete(self, where: str, *, exact: bool = False) -> None:
+        """Two writes of a scratch object, then a delete conditional on the first version.
+
+        A store that deletes it anyway ignores the precondition. The scratch
+        object is ``where`` itself (``exact``) or a fresh name in the directory
+        ``where``; it is removed afterwards whatever happens.
+        """
+        scratch = where if exact else f"{where}/.fsseam-probe-{new_token()[:12]}"
+        try:
+            first = await self._send(scratch, b"fsseam probe 1\n", None, new_token())
+            await self._send(scratch, b"fsseam probe 2\n", None, new_token())
+            try:
+                await self._send_delete(scratch, first.version)
+            except GuardRefused:
+                pass  # refused, as it must be
+            else:
+                self.note_quirk(DELETE_PRECONDITION_IGNORED)
+        except OutcomeUnknown as failed:
+            raise failed.error from failed
+        except GuardRefused as failed:
+            raise FsIOError(
+                f'"{self.url(scratch)}": the store refused an unconditional write while '
+                "fsseam probed its conditional deletes; retry, or check it with fsseam doctor"
+            ) from failed
+        finally:
+            with contextlib.suppress(FsError, GuardRefused, OutcomeUnknown):
+                await self._send_delete(scratch, None)
+        QUIRKS.mark_probed(self.store_id(), "delete")
 
     @final
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:

@@ -132,6 +132,24 @@ async def _first_get(fs: Any, url: str) -> tuple[Any, bytes, int]:
         response.close()
 
 
+@retry_request(retries=_RETRIES)  # type: ignore[untyped-decorator]
+async def _delete_attempts(fs: Any, url: str, params: dict[str, str], sent: list[int]) -> None:
+    """One objects.delete under gcsfs's retry policy; ``sent`` counts the attempts.
+
+    A 404 or 412 answered to the second attempt may follow a first one that
+    deleted the object: the count is what tells a lost answer from a conflict.
+    """
+    sent.append(1)
+    session = await fs._set_session()
+    async with session.delete(
+        url,
+        params=fs._get_params(params),
+        headers=fs._get_headers(None),
+        timeout=fs.requests_timeout,
+    ) as response:
+        validate_response(response.status, await response.read(), url)
+
+
 class GCSDialect(ObjectStoreDialect):
     """``gcsfs.GCSFileSystem``: generations as versions, ``ifGenerationMatch`` guards."""
 
@@ -344,3 +362,24 @@ class GCSDialect(ObjectStoreDialect):
                 **params,
             )
         return ObjectState(FsVersion(str(stored["generation"])), token)
+
+    async def _send_delete(self, path: str, version: FsVersion | None) -> None:
+        bucket, key = self.split(path)
+        params: dict[str, str] = {}
+        if version is not None:
+            if not version.isdigit() or version == "0":
+                raise messages.stale(self.url(path))  # not a generation: never current
+            # ifGenerationMatch alone: GCS checks it against the LIVE generation,
+            # atomically. Never generation=: on a versioned bucket that would
+            # delete exactly the (now noncurrent) generation named, and succeed.
+            params["ifGenerationMatch"] = version
+        sent: list[int] = []
+        url = self.fs._format_path("b/{}/o/{}", (bucket, key))
+        try:
+            with self._errors(path, write=True):
+                await _delete_attempts(self.fs, url, params, sent)
+        except GuardRefused as refused:
+            refused.retried = len(sent) > 1
+            raise
+        except FsNotFound as missing:
+            raise GuardRefused("404", retried=len(sent) > 1) from missing

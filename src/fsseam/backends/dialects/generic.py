@@ -170,6 +170,21 @@ class GenericDialect(Dialect):
     async def remove(self, path: str) -> None:
         await self._locked(path, lambda: self.fs.rm_file(path))
 
+    async def delete(self, path: str, expected: FsVersion) -> None:
+        """Check the version and remove under the path's lock (exact within this process)."""
+
+        def work() -> None:
+            current = self._stat_locked(path)
+            if current is None:
+                raise messages.stale(self.url(path), deleted=True)
+            if current.type == "directory":
+                raise messages.not_a_file(self.url(path))
+            if current.version != expected:
+                raise messages.stale(self.url(path))
+            self.fs.rm_file(path)
+
+        await self._locked(path, work)
+
     async def list_dir(self, path: str) -> list[RawEntry]:
         def work() -> list[RawEntry]:
             info = self._info(path)

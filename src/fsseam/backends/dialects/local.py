@@ -621,16 +621,41 @@ class LocalDialect(Dialect):
     async def put(self, path: str, data: bytes, guard: FsWriteIntent | None) -> StoredWrite:
         return await _in_thread(lambda: self._put(path, data, guard))
 
-    def _remove(self, path: str) -> None:
-        dir_fd = self._open_parent(path, create=False)
+    def _remove(self, path: str, expected: FsVersion | None = None) -> None:
+        """Unlink ``path`` under its directory's lock; with ``expected``, only at that version.
+
+        The name is looked up relative to the validated parent descriptor, so
+        a directory swapped for a symlink cannot redirect the unlink; every
+        fsseam writer of the directory holds the same lock, so none can slip
+        between the version check and the unlink.
+        """
+        name = os.path.basename(path)
+        try:
+            dir_fd = self._open_parent(path, create=False)
+        except FsError as exc:
+            if expected is not None and exc.code is FsErrorCode.FS_NOT_FOUND:
+                raise stale(path, deleted=True) from None
+            raise
         try:
             with self._locked(dir_fd, path), _os_errors(path):
-                os.unlink(os.path.basename(path), dir_fd=dir_fd)
+                if expected is not None:
+                    try:
+                        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        raise stale(path, deleted=True) from None
+                    if stat.S_ISDIR(st.st_mode):
+                        raise not_a_file(path)
+                    if not stat.S_ISREG(st.st_mode) or _version(st) != expected:
+                        raise stale(path)  # a link or device swapped in is a change too
+                os.unlink(name, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
 
     async def remove(self, path: str) -> None:
         await _in_thread(lambda: self._remove(path))
+
+    async def delete(self, path: str, expected: FsVersion) -> None:
+        await _in_thread(lambda: self._remove(path, expected))
 
 
 def _write_all(fd: int, data: bytes) -> None:

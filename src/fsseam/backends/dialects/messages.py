@@ -12,12 +12,14 @@ from fsseam.seam import (
     FsNotFound,
     FsNotObserved,
     FsNotRegularFile,
+    FsSandboxDenied,
     FsStaleVersion,
     FsTooLarge,
 )
 
 __all__ = [
     "already_exists",
+    "cannot_guard_delete",
     "changed_while_reading",
     "check_size",
     "denied",
@@ -91,6 +93,19 @@ def describe(exc: BaseException) -> str:
 def already_exists(url: str) -> FsNotObserved:
     """``FS_NOT_OBSERVED`` for a create-only write that met an existing file."""
     return FsNotObserved(f'"{url}" already exists and was not read before this write')
+
+
+def cannot_guard_delete(url: str, why: str) -> FsSandboxDenied:
+    """``FS_SANDBOX_DENIED`` for a delete (or move) on a store that cannot guard it.
+
+    fsseam never falls back to an unguarded delete: it could remove a change
+    nobody has seen.
+    """
+    return FsSandboxDenied(
+        f'"{url}" was not deleted: {why}, so a delete could remove a change nobody has '
+        "seen; fsseam refuses delete and move on this store (delete it with the store's own "
+        "tools after checking it, or use a server that enforces conditional deletes)"
+    )
 
 
 def stale(url: str, *, deleted: bool = False) -> FsStaleVersion:

@@ -294,6 +294,13 @@ class ObjectStoreDialect(GuardedDialect):
             return info
         return FsInfo(DIRECTORY, "directory", None) if await self._has_children(path) else None
 
+    async def is_directory(self, path: str) -> bool:
+        # One listing: a key may sit beside a prefix of the same name, so a HEAD
+        # that finds nothing does not say the name is free for a file.
+        if not self.split(path)[1]:
+            return True
+        return await self._io(self._has_children(path))
+
     async def bucket_exists(self, path: str) -> bool:
         return await self._io(self._bucket_exists(self.split(path)[0]))
 

@@ -158,6 +158,19 @@ def _client_error(exc: BaseException) -> tuple[str, int, str] | None:
     return None
 
 
+def _retried(exc: BaseException) -> bool:
+    """Whether botocore retried the request behind ``exc`` (``RetryAttempts`` > 0)."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):
+            return int(response.get("ResponseMetadata", {}).get("RetryAttempts") or 0) > 0
+        seen = seen.__cause__
+    return False
+
+
 def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) -> NoReturn:
     """The one mapping from botocore / s3fs failures to FsError codes and outcomes."""
     found = _client_error(exc)
@@ -438,6 +451,45 @@ class S3Dialect(ObjectStoreDialect):
             return ObjectState(FsVersion(str(response["ETag"])), token, response.get("VersionId"))
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _send_delete(self, path: str, version: FsVersion | None) -> None:
+        bucket, key = self.split(path)
+        url = self.url(path)
+        condition: dict[str, str] = {}
+        if version is not None:
+            if not (len(version) > 1 and version.startswith('"') and version.endswith('"')):
+                raise messages.stale(url)  # not an ETag (a directory): never current
+            condition["IfMatch"] = self._if_match(version)
+        with _errors(url, "connect"):
+            await self.fs.set_session()
+            client = await self.fs.get_s3(bucket)
+            # The client itself, not s3fs's _call_s3: s3fs retries dropped
+            # connections on its own, where no RetryAttempts shows that an
+            # earlier attempt may have deleted the object; and it would drop an
+            # IfMatch its botocore does not know without a word.
+            kwargs = self.fs._get_s3_method_kwargs(
+                client.delete_object, Bucket=bucket, Key=key, **condition
+            )
+        if condition and "IfMatch" not in kwargs:
+            raise messages.cannot_guard_delete(
+                url, "this botocore does not know DeleteObject's IfMatch (pip install -U botocore)"
+            )
+        for attempt in range(_CONFLICT_RETRIES + 1):
+            try:
+                with _errors(url, "delete", preconditions=True):
+                    await client.delete_object(**kwargs)
+                return
+            except _GuardFailed as failed:
+                if failed.retryable and attempt < _CONFLICT_RETRIES:
+                    await asyncio.sleep(0.05 * 2**attempt)
+                    continue
+                failed.retried = _retried(failed)
+                raise
+            except FsNotFound as missing:  # If-Match on a missing key: 404 NoSuchKey
+                found = _client_error(missing)
+                if found is not None and found[0] == "NoSuchBucket":
+                    raise
+                raise GuardRefused("NoSuchKey", retried=_retried(missing)) from missing
+
     async def _refused_while_holding(self, path: str, guard: FsWriteIntent | None) -> bool:
         # Ceph RGW compares If-Match to the bare ETag: "x" (quoted) is never current there.
         if (
@@ -473,8 +525,12 @@ class S3Dialect(ObjectStoreDialect):
     # -- quirks ------------------------------------------------------------------
 
     async def probe_quirks(self, url: str) -> tuple[Quirk, ...]:
-        """Raw conditional PUTs on the scratch key ``url`` (and ``url`` + ``.missing``)."""
-        return await self._io(self._probe(str(self.fs._strip_protocol(url))))
+        """Raw conditional PUTs on the scratch key ``url`` (and ``url`` + ``.missing``).
+
+        Then the conditional-delete probe every guarded store runs.
+        """
+        await self._io(self._probe(str(self.fs._strip_protocol(url))))
+        return await super().probe_quirks(url)
 
     async def _probe(self, path: str) -> tuple[Quirk, ...]:
         bucket, key = self.split(path)

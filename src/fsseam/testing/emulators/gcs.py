@@ -17,18 +17,24 @@ dialect still get the core class: the experimental one probes every bucket
 over gRPC, which the emulator does not speak, and waits out the timeouts.
 
 Clients talk to the proxy, never to the server directly, so tests can count
-requests and inject faults. The server's ``-external-url`` is the proxy's
-URL, but fake-gcs-server 1.54 builds a resumable upload's ``Location`` from
-the request's ``Host`` header, which the proxy rewrites to the server's
-address: the chunk PUTs of a resumable upload (gcsfs's own large writes,
-never the GCS dialect's, which are single multipart requests) reach the
-server directly, uncounted.
+requests and inject faults. fake-gcs-server ignores every precondition of an
+object DELETE (``ifGenerationMatch`` and ``generation=`` alike: it deletes the
+live object; fake-gcs-server#1282), so the proxy checks ``ifGenerationMatch``
+on a DELETE itself, as GCS does against the live generation, with the check
+and the delete exclusive of every upload (:class:`GCSProxy`).
+
+The server's ``-external-url`` is the proxy's URL, but fake-gcs-server 1.54
+builds a resumable upload's ``Location`` from the request's ``Host`` header,
+which the proxy rewrites to the server's address: the chunk PUTs of a
+resumable upload (gcsfs's own large writes, never the GCS dialect's, which
+are single multipart requests) reach the server directly, uncounted.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import http.client
 import json
 import os
 import socket
@@ -40,12 +46,13 @@ import urllib.error
 import urllib.request
 import uuid
 from typing import Any, NamedTuple
+from urllib.parse import parse_qs
 
-from fsseam.testing.emulators.proxy import RecordingProxy
+from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
-__all__ = ["GCSBucket", "GCSEmulator", "gcs_emulator", "new_bucket"]
+__all__ = ["GCSBucket", "GCSEmulator", "GCSProxy", "gcs_emulator", "new_bucket"]
 
 _HOST = "127.0.0.1"
 _READY_TIMEOUT = 15.0
@@ -82,6 +89,42 @@ def _free_port() -> int:
         return port
 
 
+class GCSProxy(RecordingProxy):
+    """The recording proxy, enforcing ``ifGenerationMatch`` on object DELETEs as GCS does.
+
+    The check (a GET of the object's generation) and the forwarded DELETE run
+    exclusive of every other DELETE and upload, so no write lands in between.
+    """
+
+    def exclusive(self, rec: Recorded) -> bool:
+        return rec.method == "DELETE" or (rec.method == "POST" and rec.path.startswith("/upload/"))
+
+    def precondition(self, rec: Recorded) -> tuple[int, bytes] | None:
+        if rec.method != "DELETE" or "/o/" not in rec.path:
+            return None
+        wanted = parse_qs(rec.query).get("ifGenerationMatch")
+        if not wanted:
+            return None
+        conn = http.client.HTTPConnection(*self.upstream, timeout=30)
+        try:
+            conn.request("GET", f"{rec.path}?fields=generation")
+            response = conn.getresponse()
+            body = response.read()
+        finally:
+            conn.close()
+        if response.status == 404:
+            return 404, _gcs_error(404, "No such object")
+        if response.status != 200:
+            return response.status, body
+        if str(json.loads(body).get("generation")) != wanted[0]:
+            return 412, _gcs_error(412, "conditionNotMet")
+        return None
+
+
+def _gcs_error(code: int, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
 class GCSEmulator:
     """A running fake-gcs-server (memory backend) and the proxy in front of it."""
 
@@ -93,7 +136,7 @@ class GCSEmulator:
         self._process: subprocess.Popen[bytes] | None = None
         self.port = 0
         """The server's own port (bypasses the proxy)."""
-        self.proxy = RecordingProxy(_HOST, 0)
+        self.proxy: RecordingProxy = GCSProxy(_HOST, 0)
         """Counts every request clients send and injects faults."""
 
     @property

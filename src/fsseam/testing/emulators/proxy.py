@@ -67,6 +67,7 @@ class RecordingProxy:
         """Forward the client's Host header (servers that build URLs from it
         then keep pointing clients at the proxy)."""
         self._lock = threading.Lock()
+        self._serial = threading.Lock()
         self._requests: list[Recorded] = []
         self._faults: list[Fault] = []
         self._seen = 0
@@ -152,6 +153,34 @@ class RecordingProxy:
         if fault is not None and fault.action == "fail":
             _answer(handler, fault.status, b"injected failure")
             return
+        with self._serial if self.exclusive(rec) else contextlib.nullcontext():
+            refusal = self.precondition(rec)
+            if refusal is not None and fault is not None and fault.action == "lose_response":
+                _answer(handler, fault.status, b"injected failure after the store refused it")
+                return
+            if refusal is not None:
+                _answer(handler, *refusal)
+                return
+            self._forward(handler, body, fault)
+
+    def exclusive(self, rec: Recorded) -> bool:
+        """Whether ``rec`` runs alone among exclusive requests (default: none does).
+
+        A subclass that checks a precondition itself (:meth:`precondition`)
+        makes the check and every write it could race with exclusive, so the
+        emulator behind it stays atomic, as the real store is.
+        """
+        return False
+
+    def precondition(self, rec: Recorded) -> tuple[int, bytes] | None:
+        """``(status, body)`` to answer instead of forwarding ``rec`` (default: forward).
+
+        For emulators that ignore a precondition the real store enforces; it
+        runs after the faults, so a lost answer still follows a real change.
+        """
+        return None
+
+    def _forward(self, handler: BaseHTTPRequestHandler, body: bytes, fault: Fault | None) -> None:
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
         try:
             out_headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}

@@ -423,8 +423,8 @@ class S3Emulator:
 class S3EmulatorFaults(StoreFaults):
     """:class:`~fsseam.testing.faults.StoreFaults` on the moto middleware, for one bucket.
 
-    Writes are ``PUT`` requests, reads ``GET`` requests. botocore retries the
-    lost 500; it gives up on a 501 at once.
+    Writes are ``PUT`` requests, reads ``GET`` requests, deletes ``DELETE``
+    requests. botocore retries the lost 500; it gives up on a 501 at once.
     """
 
     def __init__(self, server: S3Emulator) -> None:
@@ -443,6 +443,17 @@ class S3EmulatorFaults(StoreFaults):
 
     def cut_read(self, after_bytes: int) -> Fault:
         return self.server.reset_body(after_bytes=after_bytes)
+
+    def lose_delete_answer(self) -> Fault:
+        return self.server.lose_response(method="DELETE")
+
+    def fail_delete_after_landing(self) -> Fault:
+        return self.server.lose_response(
+            method="DELETE", status="501 Not Implemented", code="NotImplemented"
+        )
+
+    def fail_delete(self) -> Fault:
+        return self.server.fail("501 Not Implemented", "NotImplemented", method="DELETE")
 
     def heal(self) -> None:
         self.server.clear_faults()

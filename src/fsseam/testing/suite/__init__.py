@@ -7,8 +7,8 @@ A backend opts in by combining :class:`ConformanceSuite` with its fixtures::
 
 The suite is split per concern, like ``fsspec/tests/abstract``: one module
 each for paths, stat, reads, listing, writes, edits, multi-edits, read-only
-mounts, concurrency, symlinks, local disk, discovery, round trips on the wire
-and guarded writes under faults. Each concern is a class of its own
+mounts, concurrency, symlinks, local disk, discovery, round trips on the wire,
+guarded writes under faults, and delete and move. Each concern is a class of its own
 (``EditSuite``, ``GuardedWriteSuite``...) for a backend that wants to run a
 part. No class here is named ``Test*``, so pytest collects them only through a
 backend's subclass.
@@ -23,6 +23,8 @@ from fsseam.testing.suite.edits import EditSuite
 from fsseam.testing.suite.guards import GuardedWriteSuite
 from fsseam.testing.suite.listing import ListDirSuite
 from fsseam.testing.suite.local_disk import LocalDiskSuite
+from fsseam.testing.suite.manage import ManageSuite
+from fsseam.testing.suite.manage_tools import ManageToolSuite
 from fsseam.testing.suite.multi_edit import MultiEditSuite
 from fsseam.testing.suite.paths import ResolveSuite
 from fsseam.testing.suite.read_only import CapabilitySuite, ReadOnlySuite
@@ -42,6 +44,8 @@ __all__ = [
     "GuardedWriteSuite",
     "ListDirSuite",
     "LocalDiskSuite",
+    "ManageSuite",
+    "ManageToolSuite",
     "MultiEditSuite",
     "ReadOnlySuite",
     "ReadSuite",
@@ -72,6 +76,8 @@ class ConformanceSuite(
     MultiEditSuite,
     GuardedWriteSuite,
     RoundTripSuite,
+    ManageSuite,
+    ManageToolSuite,
 ):
     """Every contract line of the seam, for one backend.
 

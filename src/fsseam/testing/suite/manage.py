@@ -1,0 +1,488 @@
+"""Delete and move through the seam: the store guards the delete, and a move never loses a file.
+
+``FileSystem.delete(target, expected)`` removes the file only while it is at
+``expected``, the check and the removal being one step the store performs;
+``FileSystem.move`` writes the destination first and only then deletes the
+source, guarded by the version it read, so a failure in between leaves both
+files, never neither. Racing deletes and moves of one file: exactly one wins.
+
+A store that ignores a delete's precondition declares ``guarded_delete``
+False: every test here then proves that the delete or move is REFUSED
+(``FS_SANDBOX_DENIED`` naming the quirk) with nothing deleted or written,
+instead of skipping. The fault tests (lost answers) need the ``faults``
+fixture, as :class:`~fsseam.testing.GuardedWriteSuite`'s do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from fsseam.backends import FsspecFileSystem
+from fsseam.seam import (
+    CreateIfAbsent,
+    FileSystem,
+    FsDeleteOutcome,
+    FsError,
+    FsMoveIncomplete,
+    FsMoveOutcome,
+    FsTarget,
+    FsVersion,
+    ReplaceIfVersion,
+)
+from fsseam.testing._support import E, expect_error, read, result_or_error, run, version, write
+from fsseam.testing.faults import ArmedFault, RequestLog, StoreFaults
+from fsseam.testing.fixtures import FsspecRawStore, RawStore
+
+__all__ = ["ManageSuite", "expect_refused_here"]
+
+QUIRK = "delete-precondition-ignored"
+"""The quirk a store that ignores a delete's precondition is refused for."""
+
+
+async def expect_refused_here(call: Awaitable[object]) -> FsError:
+    """On a store declared ``guarded_delete=False``: the call is refused, naming the quirk."""
+    error = await expect_error(E.FS_SANDBOX_DENIED, call)
+    assert QUIRK in str(error), error
+    return error
+
+
+def exists(raw: RawStore, path: str) -> bool:
+    """Whether the store holds ``path`` (behind the seam's back)."""
+    try:
+        raw.read_bytes(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+async def _created(fs: FileSystem, path: str, text: str) -> tuple[FsTarget, FsVersion]:
+    outcome = await write(fs, path, text, CreateIfAbsent())
+    return await fs.resolve(path), outcome.version
+
+
+async def _warm(fs: FileSystem) -> None:
+    """One guarded delete, so a store's once-per-process delete probe has run."""
+    target, current = await _created(fs, "warm.txt", "warm\n")
+    try:
+        await fs.delete(target, current)
+    except FsError as exc:
+        if exc.code is not E.FS_SANDBOX_DENIED:
+            raise
+
+
+def _arm(make: Callable[[], ArmedFault]) -> ArmedFault:
+    try:
+        return make()
+    except NotImplementedError as exc:
+        pytest.skip(str(exc))
+
+
+class ManageSuite:
+    """``delete`` and ``move`` on the seam, on every store, racing and under faults."""
+
+    # -- delete -------------------------------------------------------------------
+
+    def test_a_delete_at_the_current_version_removes_the_file(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            target, current = await _created(fs, "d/a.txt", "bye\n")
+            if not guarded_delete:
+                await expect_refused_here(fs.delete(target, current))
+                return
+            assert await fs.delete(target, current) == FsDeleteOutcome(current)
+            assert await fs.stat(target) is None
+
+        run(body())
+        assert exists(raw, "d/a.txt") is not guarded_delete
+
+    def test_a_delete_at_a_stale_version_is_refused_and_keeps_the_change(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            target, seen = await _created(fs, "a.txt", "seen\n")
+            raw.write_bytes("a.txt", b"changed by someone else\n")
+            call = fs.delete(target, seen)
+            if guarded_delete:
+                error = await expect_error(E.FS_STALE_VERSION, call)
+                assert "was modified since it was read" in str(error)
+            else:
+                await expect_refused_here(call)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"changed by someone else\n"
+
+    def test_a_guarded_delete_of_a_file_deleted_since_is_stale(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            target, seen = await _created(fs, "a.txt", "x\n")
+            raw.delete("a.txt")
+            call = fs.delete(target, seen)
+            if guarded_delete:
+                error = await expect_error(E.FS_STALE_VERSION, call)
+                assert "was deleted since it was read" in str(error)
+            else:
+                await expect_refused_here(call)
+
+        run(body())
+
+    def test_an_unguarded_delete_removes_what_is_there_and_refuses_what_is_not_a_file(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            target, _ = await _created(fs, "d/a.txt", "one\n")
+            raw.write_bytes("d/a.txt", b"two\n")
+            if not guarded_delete:
+                await expect_refused_here(fs.delete(target))
+                return
+            # No version given: the one stored now, read first, guards the delete.
+            outcome = await fs.delete(target)
+            assert isinstance(outcome, FsDeleteOutcome)
+            await expect_error(E.FS_NOT_FOUND, fs.delete(target))
+            await write(fs, "d/b.txt", "keeps d a directory\n")
+            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve("d")))
+            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve("d/")))
+            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve(".")))
+
+        run(body())
+        if guarded_delete:
+            assert not exists(raw, "d/a.txt")
+            assert raw.read_bytes("d/b.txt") == b"keeps d a directory\n"
+
+    def test_racing_deletes_at_one_version_exactly_one_wins(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> list[FsDeleteOutcome | FsError]:
+            target, seen = await _created(fs, "a.txt", "contested\n")
+            await _warm(fs)
+            return await asyncio.gather(
+                *(result_or_error(fs.delete(target, seen)) for _ in range(4))
+            )
+
+        results = run(body())
+        won = [item for item in results if not isinstance(item, FsError)]
+        lost = [item for item in results if isinstance(item, FsError)]
+        if not guarded_delete:
+            assert not won
+            assert all(item.code is E.FS_SANDBOX_DENIED for item in lost), lost
+            assert exists(raw, "a.txt")
+            return
+        assert len(won) == 1, f"{len(won)} deletes won: {results}"
+        assert all(item.code in (E.FS_STALE_VERSION, E.FS_NOT_FOUND) for item in lost), lost
+        assert not exists(raw, "a.txt")
+
+    # -- move -------------------------------------------------------------------------
+
+    def test_a_move_writes_the_destination_byte_for_byte_then_deletes_the_source(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        stored = b"\xef\xbb\xbfline one\r\nline two\r\n"
+        raw.write_bytes("src/a.txt", stored)
+
+        async def body() -> None:
+            source = await fs.resolve("src/a.txt")
+            seen = await version(fs, "src/a.txt")
+            destination = await fs.resolve("new/dir/b.txt")
+            call = fs.move(source, destination, seen, CreateIfAbsent())
+            if not guarded_delete:
+                await expect_refused_here(call)
+                return
+            outcome = await call
+            assert isinstance(outcome, FsMoveOutcome)
+            assert (outcome.before_version, outcome.replaced_version) == (seen, None)
+            assert outcome.version == await version(fs, "new/dir/b.txt")
+            assert await fs.stat(source) is None
+
+        run(body())
+        if guarded_delete:
+            assert raw.read_bytes("new/dir/b.txt") == stored  # BOM and CRLF kept
+            assert not exists(raw, "src/a.txt")
+        else:
+            assert raw.read_bytes("src/a.txt") == stored
+            assert not exists(raw, "new/dir/b.txt")
+
+    def test_a_move_onto_an_unseen_existing_file_is_refused_and_changes_nothing(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            source, seen = await _created(fs, "a.txt", "source\n")
+            await write(fs, "b.txt", "destination\n")
+            call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
+            if guarded_delete:
+                await expect_error(E.FS_NOT_OBSERVED, call)
+            else:
+                await expect_refused_here(call)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"source\n"
+        assert raw.read_bytes("b.txt") == b"destination\n"
+
+    def test_a_move_replaces_a_destination_only_at_the_version_seen(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            source, seen = await _created(fs, "a.txt", "source\n")
+            destination, old = await _created(fs, "b.txt", "old destination\n")
+            if not guarded_delete:
+                await expect_refused_here(fs.move(source, destination, seen, ReplaceIfVersion(old)))
+                return
+            raw.write_bytes("b.txt", b"destination changed\n")
+            await expect_error(
+                E.FS_STALE_VERSION, fs.move(source, destination, seen, ReplaceIfVersion(old))
+            )
+            assert raw.read_bytes("a.txt") == b"source\n"
+            current = await version(fs, "b.txt")
+            outcome = await fs.move(source, destination, seen, ReplaceIfVersion(current))
+            assert outcome.replaced_version == current
+            assert await read(fs, "b.txt") == "source\n"
+
+        run(body())
+
+    def test_a_move_of_a_file_changed_since_it_was_read_writes_nothing(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> None:
+            source, seen = await _created(fs, "a.txt", "seen\n")
+            raw.write_bytes("a.txt", b"changed\n")
+            call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
+            if guarded_delete:
+                await expect_error(E.FS_STALE_VERSION, call)
+            else:
+                await expect_refused_here(call)
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"changed\n"
+        assert not exists(raw, "b.txt")
+
+    def test_a_move_whose_source_changes_before_its_delete_keeps_both(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        if not isinstance(fs, FsspecFileSystem):
+            pytest.skip("needs an FsspecFileSystem to change the source between the two steps")
+        dialect = fs.dialect
+        real_put = dialect.put
+
+        async def put_then_someone_writes(path: str, data: bytes, guard: object) -> object:
+            stored = await real_put(path, data, guard)  # type: ignore[arg-type]
+            raw.write_bytes("a.txt", b"changed in between\n")
+            return stored
+
+        async def body() -> None:
+            source, seen = await _created(fs, "a.txt", "seen\n")
+            destination = await fs.resolve("b.txt")
+            dialect.put = put_then_someone_writes  # type: ignore[method-assign,assignment]
+            try:
+                call = fs.move(source, destination, seen, CreateIfAbsent())
+                if not guarded_delete:
+                    await expect_refused_here(call)
+                    return
+                error = await expect_error(E.FS_STALE_VERSION, call)
+            finally:
+                del dialect.put
+            assert isinstance(error, FsMoveIncomplete)
+            assert "stopped halfway" in str(error)
+            assert "nothing was lost" in str(error)
+            assert error.version == await version(fs, "b.txt")
+
+        run(body())
+        if guarded_delete:
+            assert raw.read_bytes("a.txt") == b"changed in between\n"
+            assert raw.read_bytes("b.txt") == b"seen\n"
+        else:
+            assert raw.read_bytes("a.txt") == b"seen\n"
+            assert not exists(raw, "b.txt")
+
+    def test_racing_moves_of_one_file_one_wins_and_nothing_is_lost(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        async def body() -> list[FsMoveOutcome | FsError]:
+            source, seen = await _created(fs, "a.txt", "moving\n")
+            await _warm(fs)
+            same = await fs.resolve("same.txt")
+            elsewhere = [await fs.resolve(f"to/{i}.txt") for i in range(2)]
+            moves = [fs.move(source, same, seen, CreateIfAbsent()) for _ in range(2)]
+            moves += [fs.move(source, there, seen, CreateIfAbsent()) for there in elsewhere]
+            return await asyncio.gather(*(result_or_error(move) for move in moves))
+
+        results = run(body())
+        won = [item for item in results if not isinstance(item, FsError)]
+        if not guarded_delete:
+            assert not won
+            assert raw.read_bytes("a.txt") == b"moving\n"
+            return
+        assert len(won) == 1, f"{len(won)} moves won: {results}"
+        assert not exists(raw, "a.txt")
+        for item in results:
+            if isinstance(item, FsError):
+                # Refused before writing, or half done: its destination keeps a copy.
+                assert item.code in (E.FS_STALE_VERSION, E.FS_NOT_OBSERVED), item
+        copies = [path for path in ("same.txt", "to/0.txt", "to/1.txt") if exists(raw, path)]
+        assert copies, "the moved file is nowhere"
+        assert all(raw.read_bytes(path) == b"moving\n" for path in copies)
+
+    # -- mounts, paths ----------------------------------------------------------------
+
+    def test_read_only_refuses_delete_and_move(
+        self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            _, seen = await _created(fs, "a.txt", "keep\n")
+            ro = fs_read_only
+            source = await ro.resolve("a.txt")
+            await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source, seen))
+            await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source))
+            await expect_error(
+                E.FS_SANDBOX_DENIED,
+                ro.move(source, await ro.resolve("b.txt"), seen, CreateIfAbsent()),
+            )
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"keep\n"
+        assert not exists(raw, "b.txt")
+
+    def test_delete_and_move_stay_inside_the_root_and_off_denied_paths(
+        self, fs: FileSystem, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            source, seen = await _created(fs, "a.txt", "keep\n")
+            for path in ("../outside.txt", ".env", ".git/config", "d\\a.txt"):
+                await expect_error(E.FS_SANDBOX_DENIED, fs.resolve(path))
+            with pytest.raises(ValueError, match="onto itself"):
+                await fs.move(source, await fs.resolve("./a.txt"), seen, CreateIfAbsent())
+            root = await fs.resolve(".")
+            await expect_error(E.FS_NOT_REGULAR_FILE, fs.move(source, root, seen))
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"keep\n"
+
+    # -- one request, one wording -----------------------------------------------------
+
+    def test_a_guarded_delete_is_one_request(
+        self, fs: FileSystem, wire: RequestLog | None, guarded_delete: bool
+    ) -> None:
+        if wire is None:
+            pytest.skip("the backend gives no `wire` fixture to count its store's requests")
+
+        async def body() -> int:
+            await _warm(fs)
+            target, current = await _created(fs, "a.txt", "x\n")
+            wire.clear()
+            await result_or_error(fs.delete(target, current))
+            return wire.count()
+
+        # Refused on a store that ignores the precondition: no request at all.
+        assert run(body()) == (1 if guarded_delete else 0)
+
+    def test_delete_and_move_errors_match_the_local_reference_but_for_the_path(
+        self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem, guarded_delete: bool
+    ) -> None:
+        if not guarded_delete:
+            pytest.skip("this store refuses delete and move (proven by the other tests)")
+        reference = run(
+            _failure_texts(reference_fs, FsspecRawStore(reference_fs.fs, reference_fs.root))
+        )
+        ours = run(_failure_texts(fs, raw))
+        for (label, expected), (_, got) in zip(reference, ours, strict=True):
+            assert got == expected, f"{label}: {got!r} differs from local disk's {expected!r}"
+
+    # -- lost answers -----------------------------------------------------------------
+
+    def test_a_lost_answer_to_a_delete_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
+    ) -> None:
+        async def body() -> None:
+            await _warm(fs)
+            target, current = await _created(fs, "a.txt", "bye\n")
+            fault = _arm(faults.lose_delete_answer)
+            if wire is not None:
+                wire.clear()
+            assert await fs.delete(target, current) == FsDeleteOutcome(current)
+            assert fault.hits == 1, "the fault never fired"
+            if wire is not None:
+                # The delete, the client's retry, one look at the object.
+                assert wire.count() <= 3, wire.count()
+            await expect_error(E.FS_STALE_VERSION, fs.delete(target, current))
+
+        run(body())
+        assert not exists(raw, "a.txt")
+
+    def test_an_unknown_outcome_whose_delete_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            await _warm(fs)
+            target, current = await _created(fs, "a.txt", "bye\n")
+            fault = _arm(faults.fail_delete_after_landing)
+            assert await fs.delete(target, current) == FsDeleteOutcome(current)
+            assert fault.hits == 1, "the fault never fired"
+
+        run(body())
+        assert not exists(raw, "a.txt")
+
+    def test_a_delete_that_never_landed_is_an_io_error_and_keeps_the_file(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        async def body() -> None:
+            await _warm(fs)
+            target, current = await _created(fs, "a.txt", "keep\n")
+            fault = _arm(faults.fail_delete)
+            error = await expect_error(E.FS_IO_ERROR, fs.delete(target, current))
+            assert fault.hits == 1, "the fault never fired"
+            assert target.display_path in str(error)
+            assert await version(fs, "a.txt") == current
+            faults.heal()
+            await fs.delete(target, current)  # nothing was poisoned
+
+        run(body())
+        assert not exists(raw, "a.txt")
+
+    def test_a_lost_answer_to_a_refused_delete_is_still_a_conflict(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        """Someone replaced the file: the refusal, retried, must not pass for our own delete."""
+
+        async def body() -> None:
+            await _warm(fs)
+            target, seen = await _created(fs, "a.txt", "seen\n")
+            raw.write_bytes("a.txt", b"replaced by someone else\n")
+            fault = _arm(faults.lose_delete_answer)
+            await expect_error(E.FS_STALE_VERSION, fs.delete(target, seen))
+            assert fault.hits == 1, "the fault never fired"
+
+        run(body())
+        assert raw.read_bytes("a.txt") == b"replaced by someone else\n"
+
+
+async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]:
+    """Delete and move failures on ``fs``, as ``(what, message)``, the root spelled ``<ROOT>``."""
+    root = (await fs.resolve(".")).display_path.rstrip("/")
+    a, first = await _created(fs, "d/a.txt", "one\n")
+    second = (await fs.write_text(a, "two\n", ReplaceIfVersion(first))).version
+    gone, gone_version = await _created(fs, "d/gone.txt", "x\n")
+    raw.delete("d/gone.txt")
+    b, _ = await _created(fs, "b.txt", "b\n")
+    missing = await fs.resolve("missing.txt")
+    directory = await fs.resolve("d")
+    failures: dict[str, Callable[[], Awaitable[object]]] = {
+        "delete at a stale version": lambda: fs.delete(a, first),
+        "delete a deleted file": lambda: fs.delete(gone, gone_version),
+        "delete a missing file": lambda: fs.delete(missing),
+        "delete a directory": lambda: fs.delete(directory),
+        "move onto an unseen file": lambda: fs.move(a, b, second, CreateIfAbsent()),
+        "move a changed file": lambda: fs.move(a, missing, first, CreateIfAbsent()),
+        "move a deleted file": lambda: fs.move(gone, missing, gone_version, CreateIfAbsent()),
+        "move onto a directory": lambda: fs.move(a, directory, second),
+    }
+    texts: list[tuple[str, str]] = []
+    for label, failure in failures.items():
+        try:
+            await failure()
+        except FsError as exc:
+            texts.append((label, f"{exc.code.value}: {exc}".replace(root, "<ROOT>")))
+        else:
+            pytest.fail(f"{label} succeeded on {root}")
+    return texts
