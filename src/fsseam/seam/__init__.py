@@ -24,6 +24,7 @@ from fsseam.seam.types import (
     CreateIfAbsent,
     FsCapabilities,
     FsDirEntry,
+    FsEditIntent,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
@@ -36,6 +37,7 @@ from fsseam.seam.types import (
     FsWriteIntent,
     FsWriteOutcome,
     Present,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 
@@ -51,6 +53,7 @@ __all__ = [
     "FsAmbiguousEdit",
     "FsCapabilities",
     "FsDirEntry",
+    "FsEditIntent",
     "FsEditNotFound",
     "FsEditOutcome",
     "FsEditRequest",
@@ -77,5 +80,6 @@ __all__ = [
     "FsWriteIntent",
     "FsWriteOutcome",
     "Present",
+    "RebaseIfClean",
     "ReplaceIfVersion",
 ]
