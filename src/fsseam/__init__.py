@@ -36,6 +36,7 @@ from fsseam.seam import (
     FsAmbiguousEdit,
     FsCapabilities,
     FsDirEntry,
+    FsEditIntent,
     FsEditNotFound,
     FsEditOutcome,
     FsEditRequest,
@@ -62,6 +63,7 @@ from fsseam.seam import (
     FsWriteIntent,
     FsWriteOutcome,
     Present,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 from fsseam.tools import DiscoveryTools, FileTools
@@ -85,6 +87,7 @@ __all__ = [
     "FsAmbiguousEdit",
     "FsCapabilities",
     "FsDirEntry",
+    "FsEditIntent",
     "FsEditNotFound",
     "FsEditOutcome",
     "FsEditRequest",
@@ -116,6 +119,7 @@ __all__ = [
     "ObservationStore",
     "Plugin",
     "Present",
+    "RebaseIfClean",
     "RedisObservationStore",
     "ReplaceIfVersion",
     "SqliteObservationStore",
