@@ -7,8 +7,9 @@ A backend opts in by combining :class:`ConformanceSuite` with its fixtures::
 
 The suite is split per concern, like ``fsspec/tests/abstract``: one module
 each for paths, stat, reads, listing, writes, edits, multi-edits, read-only
-mounts, concurrency, symlinks, local disk, discovery, round trips on the wire
-and guarded writes under faults. Each concern is a class of its own
+mounts, concurrency, symlinks, local disk, discovery, round trips on the wire,
+guarded writes under faults and conflicts (the change shown, the same bytes,
+clean rebases). Each concern is a class of its own
 (``EditSuite``, ``GuardedWriteSuite``...) for a backend that wants to run a
 part. No class here is named ``Test*``, so pytest collects them only through a
 backend's subclass.
@@ -18,6 +19,7 @@ Tests are plain synchronous functions; each drives its coroutines with one
 """
 
 from fsseam.testing.suite.concurrency import ConcurrencySuite, CrossProcessSuite
+from fsseam.testing.suite.conflicts import ConflictSuite
 from fsseam.testing.suite.discovery import DiscoverySuite
 from fsseam.testing.suite.edits import EditSuite
 from fsseam.testing.suite.guards import GuardedWriteSuite
@@ -35,6 +37,7 @@ from fsseam.testing.suite.writes import WriteSuite
 __all__ = [
     "CapabilitySuite",
     "ConcurrencySuite",
+    "ConflictSuite",
     "ConformanceSuite",
     "CrossProcessSuite",
     "DiscoverySuite",
@@ -72,6 +75,7 @@ class ConformanceSuite(
     MultiEditSuite,
     GuardedWriteSuite,
     RoundTripSuite,
+    ConflictSuite,
 ):
     """Every contract line of the seam, for one backend.
 
