@@ -296,3 +296,41 @@ def test_a_read_fills_the_cache_only_when_streamed_to_its_end(tmp_path: Path) ->
         assert cached.data == text.encode()
 
     asyncio.run(body())
+
+
+# -- docs/tools.md quotes what the tools say ----------------------------------------------------
+
+INI = "[server]\nhost = example.org\nport = 8080\ntimeout = 30\n\n[client]\nretries = 3\nbackoff = 2\n"
+
+
+def test_docs_quote_the_conflict_texts_the_tools_produce(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "tools.md").read_text()
+    ini = tmp_path / "app.ini"
+    ini.write_text(INI)
+    fs = open_fs(str(tmp_path))
+    ctx = tools_context(fs)
+    rebasing = tools_context(fs, policy=False)
+    rebasing.plugin(ObservationPolicy(rebase=True))
+
+    def shown(text: str) -> str:
+        return text.replace(str(tmp_path), "/home/me/ws")
+
+    alice = execution()
+    call(ctx, "read", {"file_path": "app.ini"}, alice)
+    ini.write_text(INI.replace("port = 8080", "port = 9090"))
+    edit = {"file_path": "app.ini", "old_string": "retries = 3", "new_string": "retries = 5"}
+    refused = shown(call(ctx, "edit", edit, alice).text)
+    assert f"```\n{refused}\n```" in doc
+    assert code_of(call(ctx, "edit", edit, alice)) is None
+    bob = execution()
+    call(ctx, "read", {"file_path": "app.ini"}, bob)
+    ini.write_text(ini.read_text().replace("timeout = 30", "timeout = 60"))
+    write = shown(call(ctx, "write", {"file_path": "app.ini", "content": "x"}, bob).text)
+    remedy = write.split("\n", 1)[0].split(" was modified since it was read", 1)[1]
+    assert f"`{remedy}`" in doc.replace("\n", " "), remedy  # quoted inline, across lines
+    carol = execution()
+    call(rebasing, "read", {"file_path": "app.ini"}, carol)
+    ini.write_text(ini.read_text().replace("host = example.org", "host = example.net"))
+    backoff = {"file_path": "app.ini", "old_string": "backoff = 2", "new_string": "backoff = 4"}
+    rebased = shown(call(rebasing, "edit", backoff, carol).text)
+    assert f"```\n{rebased}\n```" in doc
