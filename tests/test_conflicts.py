@@ -300,7 +300,10 @@ def test_a_read_fills_the_cache_only_when_streamed_to_its_end(tmp_path: Path) ->
 
 # -- docs/tools.md quotes what the tools say ----------------------------------------------------
 
-INI = "[server]\nhost = example.org\nport = 8080\ntimeout = 30\n\n[client]\nretries = 3\nbackoff = 2\n"
+INI = (
+    "[server]\nhost = example.org\nport = 8080\ntimeout = 30\n\n"
+    "[client]\nretries = 3\nbackoff = 2\n"
+)
 
 
 def test_docs_quote_the_conflict_texts_the_tools_produce(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from fsseam import text as textmod
 from fsseam.backends.cache import DEFAULT_CACHE_BYTES, ContentCache
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules
 from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_for, protocols
-from fsseam.backends.dialects.base import RawEntry, RawReader, check_size
+from fsseam.backends.dialects.base import RawEntry, RawReader
 from fsseam.backends.options import check_storage_options
 from fsseam.backends.paths import KeyPaths, LocalPaths, PathModel
 from fsseam.seam import (
@@ -574,8 +574,9 @@ class FsspecFileSystem(FileSystem):
         seen = None
         if expected is not None and self._cached_basis:
             seen = self._cache.get(target.target_key, expected)
+            if seen is not None and len(seen.data) > limit:
+                seen = None  # the store decides what it holds now, and says so
         if seen is not None and expected is not None:
-            check_size(name, len(seen.data), limit)
             path, data, version = seen.path, seen.data, expected
         else:
 
