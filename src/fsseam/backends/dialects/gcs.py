@@ -461,6 +461,9 @@ class GCSDialect(Dialect):
             if ours is None:
                 raise
             return ours
+        # The next replace may start from the content cache, with no GET: keep what it carries.
+        kept = {name: attrs[field] for name, field in _KEPT_HEADERS.items() if field in attrs}
+        self._attributes.remember(path, str(stored["generation"]), kept)
         return StoredWrite(
             FsVersion(str(stored["generation"])), created=isinstance(guard, CreateIfAbsent)
         )

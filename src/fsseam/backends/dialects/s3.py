@@ -588,6 +588,8 @@ class S3Dialect(Dialect):
                 if ours is None:
                     raise
                 return ours
+            # The next replace may start from the content cache, with no GET: keep what it carries.
+            self._attributes.remember(path, {**kwargs, "ETag": response["ETag"]})
             return S3StoredWrite(
                 FsVersion(str(response["ETag"])),
                 created=isinstance(guard, CreateIfAbsent),
