@@ -129,9 +129,15 @@ def _threads(agents: int, body: object) -> float:
     return elapsed
 
 
-def fsseam_loop(mount: Mount, agents: int, edits: int, name: str) -> Outcome:
-    """``agents`` threads × ``edits`` read→edit increments through the tools."""
-    fs = mount.fsseam()
+def fsseam_loop(
+    mount: Mount, agents: int, edits: int, name: str, *, cache_bytes: int | None = None
+) -> Outcome:
+    """``agents`` threads × ``edits`` read→edit increments through the tools.
+
+    ``cache_bytes=0`` mounts without the content cache (each edit then reads
+    before its conditional write); ``None`` keeps the default cache.
+    """
+    fs = mount.fsseam() if cache_bytes is None else mount.fsseam(cache_bytes=cache_bytes)
     ctx = make_context(fs)
 
     async def setup() -> None:
@@ -367,8 +373,11 @@ def section(opts: Options) -> Section:
             "losing an update. The naive loop never retries on a lost race, so it finishes "
             "sooner; its throughput counts increments that another agent then overwrote. "
             "On the emulators the ceiling is the emulator itself (moto runs every request "
-            "under one lock; a failed fsseam attempt is 4 requests: read GET, edit GET, the "
-            "refused PUT, and the HEAD that tells a lost race from a lost response). "
+            "under one lock; a failed fsseam attempt is 4 requests: the read's GET, the "
+            "refused PUT, the HEAD that tells a lost race from a lost response, and the GET "
+            "that brings the change for the error; a successful edit after a read is one "
+            "PUT, its bytes being in the content cache; `benchmarks/conflicts.py` compares "
+            "with the cache off). "
             "The memory store's calls take microseconds and run inline, so a thread often "
             "finishes a whole increment within one GIL time slice and races are rarer.",
             *([torn_note] if torn_note else []),

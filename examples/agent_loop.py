@@ -6,8 +6,9 @@ No network and no API key: ``ScriptedModel`` plays the LLM, answering each
 tool result with the next tool call, the way a real model would. Two agents
 share one workspace (a temp folder by default, or any URL: ``memory://demo``,
 ``s3://bucket/prefix``...). Alice reads a config file; Bob changes it behind
-her back; Alice's edit is refused as stale, so she re-reads and edits again.
-Nothing Bob wrote is lost.
+her back; Alice's edit is refused as stale, and the refusal shows her Bob's
+change, so she sends her edit again without reading the file (had the change
+not been shown, she would read first). Nothing Bob wrote is lost.
 
 Swap ``ScriptedModel`` for your model client: give it ``ctx.tools.schemas(
 format="openai")`` (or "anthropic"), and feed ``result.text`` back as the tool
@@ -36,22 +37,14 @@ class ScriptedModel:
 
 
 def alice(_: ToolResult | None) -> Iterator[ToolCall]:
-    """Read, try an edit (which Bob's change makes stale), re-read, edit again."""
+    """Read, try an edit (which Bob's change makes stale), then edit again."""
+    edit = {"file_path": "app/config.ini", "old_string": "retries = 3", "new_string": "retries = 5"}
     result = yield ("read", {"file_path": "app/config.ini"})
-    result = yield (
-        "edit",
-        {"file_path": "app/config.ini", "old_string": "retries = 3", "new_string": "retries = 5"},
-    )
+    result = yield ("edit", edit)
     if result is not None and result.error and result.error["code"] == "FS_STALE_VERSION":
-        yield ("read", {"file_path": "app/config.ini"})
-        yield (
-            "edit",
-            {
-                "file_path": "app/config.ini",
-                "old_string": "retries = 3",
-                "new_string": "retries = 5",
-            },
-        )
+        if "What changed since you read it:" not in result.text:
+            yield ("read", {"file_path": "app/config.ini"})  # the change was not shown
+        yield ("edit", edit)  # Bob's change is elsewhere: the same edit still applies
 
 
 def bob(_: ToolResult | None) -> Iterator[ToolCall]:
@@ -101,7 +94,7 @@ def main(url: str | None = None) -> bytes:
     a, b = ScriptedModel("alice", alice), ScriptedModel("bob", bob)
     drive(ctx, a, 1, state)  # alice reads
     drive(ctx, b, 2, state)  # bob reads and edits
-    drive(ctx, a, 3, state)  # alice's edit is stale; she re-reads and edits
+    drive(ctx, a, 3, state)  # alice's edit is stale, Bob's change shown; she edits again
     final = ctx.tools.execute_sync("read", {"file_path": "app/config.ini"}, None)
     print("\n--- final file")
     print(final.text)

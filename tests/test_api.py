@@ -18,7 +18,7 @@ EXPECTED = {
     "FsspecFileSystem", "ObservationPolicy", "Plugin", "Present", "ReplaceIfVersion", "Tool",
     "ToolExecution", "ToolRegistry", "ToolResult", "__version__", "open_fs",
     "MemoryObservationStore", "ObservationStore", "RedisObservationStore",
-    "SqliteObservationStore", "open_observations",
+    "SqliteObservationStore", "open_observations", "FsEditIntent", "RebaseIfClean",
 }  # fmt: skip
 
 

@@ -32,7 +32,8 @@ def test_agent_loop_loses_no_update_and_keeps_crlf(
     assert final == b"[net]\r\ntimeout = 60\r\nretries = 5\r\n"
     out = capsys.readouterr().out
     assert "FS_STALE_VERSION" in out
-    assert "— re-read the file, then retry" in out
+    assert "What changed since you read it:\n@@ -1,3 +1,3 @@\n [net]\n-timeout = 30\n" in out
+    assert out.count("alice calls read(") == 1  # the change was shown: no second read
     if where == "local":
         assert (tmp_path / "app/config.ini").read_bytes() == final
 

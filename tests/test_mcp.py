@@ -146,7 +146,10 @@ def test_edit_needs_a_read_in_this_session_and_an_unchanged_file(ws: Path) -> No
                                new_string="2")  # fmt: skip
             assert stale.is_error
             assert text(stale).startswith("FS_STALE_VERSION: ")
-            assert text(stale).endswith("— re-read the file, then retry")
+            # The change is shown (lines as read shows them, no CR) and counts as read.
+            assert text(stale).endswith(
+                "What changed since you read it:\n@@ -1,3 +1,4 @@\n one\n two\n three\n+four"
+            )
             assert path.read_bytes() == b"one\r\ntwo\r\nthree\r\nfour\r\n"
 
             assert not (await call(session, "read", file_path="crlf.txt")).is_error

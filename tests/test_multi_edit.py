@@ -135,7 +135,12 @@ def test_multi_edit_is_guarded_like_edit(harness: Harness) -> None:
     harness.put("g.txt", b"a\nby someone else\n")
     stale = harness.call("multi_edit", {"file_path": "g.txt", "edits": edits(("a", "b"))}, run)
     assert stale.error == {"name": "FsError", "code": "FS_STALE_VERSION"}
-    assert stale.text.endswith(" — re-read the file, then retry")
+    assert stale.text == (
+        f'FS_STALE_VERSION: "{harness.root}/g.txt" was modified since it was read'
+        " — what changed is shown below and now counts as read: retry the edit, adjusted to "
+        "that change if needed (no need to read the file)\n"
+        "What changed since you read it:\n@@ -1 +1,2 @@\n a\n+by someone else"
+    )
     assert harness.get("g.txt") == b"a\nby someone else\n"
     missing = harness.call("multi_edit", {"file_path": "no.txt", "edits": edits(("a", "b"))}, run)
     assert missing.error == {"name": "FsError", "code": "FS_NOT_OBSERVED"}

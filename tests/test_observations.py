@@ -276,11 +276,16 @@ def test_a_stale_edit_is_refused_whatever_the_store_says(
             assert refused.is_error
             code = "FS_NOT_OBSERVED" if store_says == "nothing" else "FS_STALE_VERSION"
             assert refused.text.startswith(f"{code}: "), refused.text
+            # Only a refusal that showed the model the change (the mount knows what the
+            # recorded version held) counts as a read of the current version.
+            shown = "\nWhat changed since you read it:\n" in refused.text
+            assert shown == (store_says == "what was read"), refused.text
             overwrite = await call(ctx, "s1", "write", file_path="notes.txt", content="mine\n")
-            assert overwrite.is_error, overwrite.text
+            assert overwrite.is_error != shown, overwrite.text
 
     run(body)
-    assert (ws / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    expected = "mine\n" if store_says == "what was read" else "one\ntwo\nthree\n"
+    assert (ws / "notes.txt").read_text() == expected
 
 
 # -- an unreachable store -------------------------------------------------------------

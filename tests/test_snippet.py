@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fsseam import changes
 from fsseam.text import apply_edit
-from fsseam.tools import snippet as snippet_module
 from fsseam.tools.snippet import change_report, compare
 
 
@@ -87,7 +87,7 @@ def test_diff_reproduces_the_new_text_with_fewest_changed_lines(
     # Within its budget Myers is exact: the unchanged lines are a longest common subsequence.
     a, b = _lines(old), _lines(new)
     if a and b:
-        ops = snippet_module._middle(old, len(old), new, len(new), 0, 0, len(a), len(b))
+        ops = changes._middle(old, len(old), new, len(new), 0, 0, len(a), len(b))
         assert sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal") == _lcs_length(a, b)
 
 
@@ -131,7 +131,7 @@ def test_many_scattered_changes_stay_bounded_and_exact_when_line_counts_match() 
 def test_over_the_budget_line_counts_that_differ_give_one_replaced_block(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(snippet_module, "COMPARE_BUDGET", 10)
+    monkeypatch.setattr(changes, "COMPARE_BUDGET", 10)
     before = "".join(f"{i % 3}\n" for i in range(60))
     after = "".join(f"{i * 2 % 3}\n" for i in range(61))
     change = compare("p", before, after)
@@ -144,7 +144,7 @@ def test_over_the_budget_line_counts_that_differ_give_one_replaced_block(
 def test_over_the_budget_equal_line_counts_are_paired_one_to_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(snippet_module, "COMPARE_BUDGET", 10)
+    monkeypatch.setattr(changes, "COMPARE_BUDGET", 10)
     before = "".join(f"{i % 7}\n" for i in range(60))
     after = before.replace("3\n", "three\n").replace("5\n", "3\n")
     change = compare("p", before, after)

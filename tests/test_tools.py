@@ -261,15 +261,45 @@ def test_write_over_unread_file_is_refused(harness: Harness) -> None:
     assert harness.get("x.txt") == b"theirs"
 
 
-def test_write_after_foreign_change_is_stale(harness: Harness) -> None:
-    harness.put("x.txt", b"v1")
+def test_write_after_foreign_change_is_stale_and_shows_the_change(harness: Harness) -> None:
+    harness.put("x.txt", b"v1\n")
     run = harness.run()
     harness.call("read", {"file_path": "x.txt"}, run)
-    harness.put("x.txt", b"v2 by someone else")
-    res = harness.call("write", {"file_path": "x.txt", "content": "mine"}, run)
+    harness.put("x.txt", b"v2 by someone else\n")
+    res = harness.call("write", {"file_path": "x.txt", "content": "mine\n"}, run)
     assert res.error == {"name": "FsError", "code": "FS_STALE_VERSION"}
-    assert res.text.endswith(" — re-read the file, then retry")
-    assert harness.get("x.txt") == b"v2 by someone else"
+    assert res.text == (
+        f'FS_STALE_VERSION: "{path_of(harness, "x.txt")}" was modified since it was read'
+        " — what changed is shown below and now counts as read: write again with content "
+        "that keeps that change (no need to read the file)\n"
+        "What changed since you read it:\n@@ -1 +1 @@\n-v1\n+v2 by someone else"
+    )
+    assert harness.get("x.txt") == b"v2 by someone else\n"
+    # The change was shown, so the session's next write needs no read.
+    mine = "v2 by someone else, mine\n"
+    again = harness.call("write", {"file_path": "x.txt", "content": mine}, run)
+    assert not again.is_error, again.text
+    assert harness.get("x.txt") == b"v2 by someone else, mine\n"
+
+
+def test_write_after_a_change_this_mount_never_saw_the_base_of_says_re_read(
+    harness: Harness,
+) -> None:
+    # A mount without a content cache does not know what the session read: no
+    # change to show, so the remedy is to read, and nothing counts as read.
+    ctx = make_context(open_fs(harness.root, cache_bytes=0))
+    harness.put("x.txt", b"v1\n")
+    run = harness.run()
+    ctx.tools.execute_sync("read", {"file_path": "x.txt"}, run)
+    harness.put("x.txt", b"v2\n")
+    res = ctx.tools.execute_sync("write", {"file_path": "x.txt", "content": "mine\n"}, run)
+    assert res.text == (
+        f'FS_STALE_VERSION: "{path_of(harness, "x.txt")}" was modified since it was read'
+        " — re-read the file, then retry"
+    )
+    again = ctx.tools.execute_sync("write", {"file_path": "x.txt", "content": "mine\n"}, run)
+    assert again.error == {"name": "FsError", "code": "FS_STALE_VERSION"}
+    assert harness.get("x.txt") == b"v2\n"
 
 
 def test_edit_before_read_is_not_observed(harness: Harness) -> None:

@@ -37,6 +37,7 @@ from fsseam.seam import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsEditIntent,
     FsEditNotFound,
     FsEditOutcome,
     FsEditRequest,
@@ -65,6 +66,7 @@ from fsseam.seam import (
     FsWriteIntent,
     FsWriteOutcome,
     Present,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 from fsseam.tools import DiscoveryTools, FileTools
@@ -89,6 +91,7 @@ __all__ = [
     "FsCapabilities",
     "FsDeleteOutcome",
     "FsDirEntry",
+    "FsEditIntent",
     "FsEditNotFound",
     "FsEditOutcome",
     "FsEditRequest",
@@ -122,6 +125,7 @@ __all__ = [
     "ObservationStore",
     "Plugin",
     "Present",
+    "RebaseIfClean",
     "RedisObservationStore",
     "ReplaceIfVersion",
     "SqliteObservationStore",

@@ -132,9 +132,15 @@ class ToolResult:
     __hash__ = None  # type: ignore[assignment]
 
     @classmethod
-    def failure(cls, exc: FsError) -> ToolResult:
-        """The result for an :class:`FsError`, with its remedy appended."""
-        text = f"{exc.code.value}: {exc.message}{_REMEDIES.get(exc.code, '')}"
+    def failure(cls, exc: FsError, *, remedy: str | None = None, detail: str = "") -> ToolResult:
+        """The result for an :class:`FsError`: ``CODE: message``, its remedy, then ``detail``.
+
+        ``remedy`` replaces the code's usual one (`` — re-read the file, then
+        retry`` for ``FS_STALE_VERSION``) when the tool knows a truer one; ``detail``
+        (lines starting with a line break) follows it, as a stale error's change does.
+        """
+        fix = _REMEDIES.get(exc.code, "") if remedy is None else remedy
+        text = f"{exc.code.value}: {exc.message}{fix}{detail}"
         return cls(True, text, None, {"name": "FsError", "code": exc.code.value})
 
 

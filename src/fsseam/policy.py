@@ -7,7 +7,13 @@ policy remembers one of: unseen, :class:`~fsseam.seam.Absent`, or
 - ``fs/write-intent``: present ⇒ ``ReplaceIfVersion(v)``; otherwise ``CreateIfAbsent``
   (so a write can create a new file but never overwrite one it has not seen);
 - ``fs/edit-intent``: unseen ⇒ ``FS_NOT_OBSERVED``; absent ⇒ ``FS_NOT_FOUND``;
-  present ⇒ ``v`` (the store refuses the edit if the file moved on).
+  present ⇒ ``v`` (the store refuses the edit if the file moved on), or
+  ``RebaseIfClean(v)`` with ``rebase=True``.
+
+A refused write or edit that shows the model the change since its read
+records the current version (the tools emit ``fs/observed``), so the next
+call can succeed without a read; the observation never moves past a change
+the model was not shown whole.
 
 The observations live in an :class:`~fsseam.observations.ObservationStore`
 (memory by default; SQLite or Redis to share sessions between processes and
@@ -32,13 +38,14 @@ from fsseam.seam import (
     FS_WRITE_INTENT,
     Absent,
     CreateIfAbsent,
+    FsEditIntent,
     FsNotFound,
     FsNotObserved,
     FsObservation,
     FsTarget,
-    FsVersion,
     FsWriteIntent,
     Present,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 
@@ -57,11 +64,28 @@ class ObservationPolicy:
     :class:`~fsseam.observations.MemoryObservationStore`); give several
     processes the same SQLite or Redis store and a ``str`` session is one
     session in all of them.
+
+    ``rebase=True`` lets a stale ``edit`` or ``multi_edit`` land on top of the
+    change made since the session's read when none of its matches touches a
+    line that change touched (:class:`~fsseam.seam.RebaseIfClean`); the
+    result says so and shows the change. ``write`` is never rebased, and an
+    edit that overlaps the change is refused as before. Off by default: an
+    agent that edits by exact snippets rarely needs to see unrelated lines
+    first, but a change elsewhere can still matter to it (a renamed
+    function, a moved call). Turn it on when several agents or people edit
+    different parts of the same files at once (a shared config, generated
+    sections, a long document) and refusing every such edit costs more turns
+    than it saves; keep it off when an edit must be made against exactly the
+    text the agent last read. It needs a backend that remembers what was
+    read (``FsspecFileSystem``'s content cache); without one, stale edits
+    are refused as before.
     """
 
-    def __init__(self, store: ObservationStore | None = None) -> None:
+    def __init__(self, store: ObservationStore | None = None, *, rebase: bool = False) -> None:
         self.store: ObservationStore = store if store is not None else MemoryObservationStore()
         """Where observations are kept."""
+        self.rebase = rebase
+        """Whether a stale edit may be applied on top of a change it does not touch."""
 
     def setup(self, ctx: Context) -> None:
         """Answer the write/edit intents and record observations on ``ctx``."""
@@ -103,8 +127,11 @@ class ObservationPolicy:
             return ReplaceIfVersion(seen.version)
         return CreateIfAbsent()
 
-    async def edit_intent(self, actor: Any, target: FsTarget) -> FsVersion:
-        """The version an edit must match; refuses edits of unseen or absent files."""
+    async def edit_intent(self, actor: Any, target: FsTarget) -> FsEditIntent:
+        """What an edit must match; refuses edits of unseen or absent files.
+
+        The observed version, or ``RebaseIfClean`` of it when ``rebase`` is on.
+        """
         seen = await self.observation(_owner_of(actor), target)
         if seen is None:
             raise FsNotObserved(f'edit requires reading "{target.display_path}" first')
@@ -112,4 +139,4 @@ class ObservationPolicy:
             raise FsNotFound(
                 f'"{target.display_path}" did not exist when it was last read; create it with write'
             )
-        return seen.version
+        return RebaseIfClean(seen.version) if self.rebase else seen.version

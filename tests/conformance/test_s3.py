@@ -40,6 +40,11 @@ class S3Fixtures(FileSystemFixtures):
     def wire(self, s3_wire: RequestLog) -> RequestLog:
         return s3_wire
 
+    @pytest.fixture
+    def cache_contention(self) -> tuple[int, int]:
+        # Issue 13: 6 threads x 20 increments through the content cache end at 120.
+        return (6, 20)
+
 
 class TestS3(ConformanceSuite, S3Fixtures):
     """Every seam contract line on S3."""

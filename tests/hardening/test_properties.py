@@ -282,9 +282,10 @@ class PolicyMachine(RuleBasedStateMachine):
 
     The model predicts each tool outcome from what the session last observed:
     a write replaces only what was seen and creates only what is absent; an
-    edit needs a read of the current version. ``same_version`` says when the
-    store itself cannot tell two states apart (the memory store's versions
-    are content hashes, so rewriting identical bytes is no change to it).
+    edit needs a read of the current version, or of the very same bytes under
+    another version (``same_text``: a rewrite of identical bytes is no
+    conflict). A refusal shows the change since the read (the files are
+    small), so the session has then seen the current state.
     """
 
     backend = "memory"
@@ -324,10 +325,10 @@ class PolicyMachine(RuleBasedStateMachine):
         self.model[name] = stored
         return stored
 
-    def same_version(self, seen: Stored, now: Stored) -> bool:
-        if self.backend == "memory":
-            return seen.data == now.data
-        return seen.generation == now.generation
+    @staticmethod
+    def same_text(seen: Stored, now: Stored) -> bool:
+        """True when a guard on ``seen`` lets a change through to ``now``: the same bytes."""
+        return seen.data == now.data
 
     def _call(self, session: int, tool: str, args: dict[str, Any]) -> str | None:
         result = call(self.ctx, tool, args, self.sessions[session])
@@ -355,11 +356,13 @@ class PolicyMachine(RuleBasedStateMachine):
         seen = self.seen.get((session, name))
         now = self.model.get(name)
         if seen is not None:
-            expected = None if now is not None and self.same_version(seen, now) else "STALE"
+            expected = None if now is not None and self.same_text(seen, now) else "STALE"
         else:
             expected = None if now is None else "FS_NOT_OBSERVED"
         if expected == "STALE":
             expected = "FS_STALE_VERSION"
+            if now is not None:
+                self.seen[(session, name)] = now  # the refusal showed the change
         assert code == expected, (session, name, seen, now)
         if code is None:
             self.seen[(session, name)] = self._bump(name, content.encode())
@@ -385,8 +388,10 @@ class PolicyMachine(RuleBasedStateMachine):
         if seen is None:
             assert code == "FS_NOT_FOUND"
             return
-        if now is None or not self.same_version(seen, now):
+        if now is None or not self.same_text(seen, now):
             assert code == "FS_STALE_VERSION", (seen, now)
+            if now is not None:
+                self.seen[key] = now  # the refusal showed the change
             return
         expected = reference_edit(now.data, old, new, replace_all)
         if isinstance(expected, FsErrorCode):

@@ -94,10 +94,13 @@ def test_a_connection_cut_mid_read_gives_the_exact_window_or_an_io_error(
 
 
 def test_a_connection_cut_during_an_edit_never_stores_a_truncated_file(
-    store: FaultyStore,
+    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/big.txt", TEXT.encode())
-    ctx = tools_context(store.mount.fs)
+    # Without the content cache, so that the edit reads its basis (the GET that is cut).
+    cold = store.mount.reopen(cache_bytes=0)
+    quick_retries(cold, store.name, monkeypatch)
+    ctx = tools_context(cold)
     events = committed_log(ctx)
     session = execution()
     assert call(ctx, "read", {"file_path": "big.txt", "limit": 1}, session).value is not None
@@ -147,24 +150,37 @@ def test_persistent_server_errors_fail_cleanly_and_poison_nothing(
     store: FaultyStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/a.txt", b"count=1\n")
-    fast = store.mount.reopen(**FAST_RETRY_OPTIONS[store.name])
-    quick_retries(fast, store.name, monkeypatch)
-    ctx = tools_context(fast)
-    events = committed_log(ctx)
+    # An edit after a read is one PUT (the content cache); a read fault needs an edit
+    # that reads its basis: a mount without the cache.
+    mounts = {
+        "cached": store.mount.reopen(**FAST_RETRY_OPTIONS[store.name]),
+        "cold": store.mount.reopen(**FAST_RETRY_OPTIONS[store.name], cache_bytes=0),
+    }
+    contexts = {}
+    for name, fs in mounts.items():
+        quick_retries(fs, store.name, monkeypatch)
+        contexts[name] = tools_context(fs)
+    events = [committed_log(ctx) for ctx in contexts.values()]
     session = execution()
-    assert call(ctx, "read", {"file_path": "a.txt"}, session).value is not None
+    for ctx in contexts.values():
+        assert call(ctx, "read", {"file_path": "a.txt"}, session).value is not None
     edit = {"file_path": "a.txt", "old_string": "count=1", "new_string": "count=2"}
-    for kind, status in (("write", 503), ("write", 500), ("read", 500)):
+    for kind, status, mount in (
+        ("write", 503, "cached"),
+        ("write", 500, "cached"),
+        ("write", 503, "cold"),
+        ("read", 500, "cold"),
+    ):
         store.fail(kind, times=1000, status=status)
         started = time.monotonic()
-        failed = call(ctx, "edit", edit, session)
-        assert code_of(failed) == "FS_IO_ERROR", (kind, status, failed.text)
+        failed = call(contexts[mount], "edit", edit, session)
+        assert code_of(failed) == "FS_IO_ERROR", (kind, status, mount, failed.text)
         assert time.monotonic() - started < 30
         store.heal()
         assert store.mount.get("ws/a.txt") == b"count=1\n"
-        assert events == []
+        assert events == [[], []]
     # The session's observation survived the failures: its edit now goes through.
-    assert not call(ctx, "edit", edit, session).is_error
+    assert not call(contexts["cached"], "edit", edit, session).is_error
     assert store.mount.get("ws/a.txt") == b"count=2\n"
 
 
@@ -187,11 +203,12 @@ def test_a_lost_answer_to_a_guarded_edit_reports_success_once_and_keeps_sessions
     # Alice's observation is the version her write produced: she edits on, unread.
     second = {"file_path": "a.txt", "old_string": "count=2", "new_string": "count=3"}
     assert not call(ctx, "edit", second, alice).is_error
-    # Bob read count=1: whatever he sends now is refused.
-    assert code_of(call(ctx, "edit", first, bob)) == "FS_STALE_VERSION"
-    assert code_of(call(ctx, "write", {"file_path": "a.txt", "content": "x"}, bob)) == (
-        "FS_STALE_VERSION"
-    )
+    # Bob read count=1: his write is refused, showing him count=3...
+    stale = call(ctx, "write", {"file_path": "a.txt", "content": "x"}, bob)
+    assert code_of(stale) == "FS_STALE_VERSION"
+    assert "\n-count=1\n+count=3" in stale.text
+    # ...so his edit of count=1 matches nothing any more.
+    assert code_of(call(ctx, "edit", first, bob)) == "FS_EDIT_NOT_FOUND"
     assert store.mount.get("ws/a.txt") == b"count=3\n"
     assert [event[2] for event in events] == ["edit", "edit"]
 

@@ -1,8 +1,10 @@
 """``FsspecFileSystem``: the seam over any fsspec filesystem, and ``open_fs``.
 
-Read-only mode, text decoding and the choice of path model live here, once
-for every store; path rules come from :mod:`fsseam.backends.paths`, the edit
-and walk loops from the seam, versions and guarded writes from the dialect.
+Read-only mode, text decoding, the content cache and the choice of path
+model live here, once for every store; path rules come from
+:mod:`fsseam.backends.paths`, the edit and walk loops from the seam,
+versions and guarded writes from the dialect, the cache from
+:mod:`fsseam.backends.cache`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from fsseam import text as textmod
 from fsseam.backends import manage
+from fsseam.backends.cache import DEFAULT_CACHE_BYTES, ContentCache
 from fsseam.backends.containment import DEFAULT_DENY, DenyRules
 from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, dialect_type, protocols
 from fsseam.backends.dialects.base import RawEntry, RawReader
@@ -41,6 +44,7 @@ from fsseam.seam import (
     FsSandboxDenied,
     FsStaleVersion,
     FsTarget,
+    FsTargetKey,
     FsTextStream,
     FsTooLarge,
     FsVersion,
@@ -49,9 +53,16 @@ from fsseam.seam import (
     FsWriteOutcome,
     ReplaceIfVersion,
 )
+from fsseam.seam.conflicts import settle, stale
 from fsseam.seam.filesystem import EditBasis
 
-__all__ = ["DEFAULT_DENY", "DEFAULT_MAX_EDIT_BYTES", "FsspecFileSystem", "open_fs"]
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "DEFAULT_DENY",
+    "DEFAULT_MAX_EDIT_BYTES",
+    "FsspecFileSystem",
+    "open_fs",
+]
 
 DEFAULT_MAX_EDIT_BYTES = 10 * 1024 * 1024
 _RETRIES = 16
@@ -60,21 +71,36 @@ T = TypeVar("T")
 
 
 class _TextStream(FsTextStream):
-    def __init__(self, reader: RawReader, name: str) -> None:
+    def __init__(
+        self, reader: RawReader, name: str, keep: Callable[[bytes], None] | None, limit: int
+    ) -> None:
         self._reader = reader
         self._name = name
+        self._keep = keep
+        self._limit = limit
         self.info = reader.info
 
     async def __aiter__(self) -> AsyncIterator[str]:
         decoder = textmod.StreamDecoder(self._name)
+        # The raw bytes of a stream read to its end (and decoded) go to the
+        # content cache: exactly the bytes of reader.info.version.
+        kept: list[bytes] | None = [] if self._keep is not None else None
+        size = 0
         # aclosing: a decode error must close the reader's generator now, not
         # leave it pending until garbage collection.
         async with aclosing(self._reader.chunks()) as chunks:
             async for chunk in chunks:
+                if kept is not None:
+                    size += len(chunk)
+                    kept = kept if size <= self._limit else None
+                    if kept is not None:
+                        kept.append(chunk)
                 text = decoder.feed(chunk)
                 if text:
                     yield text
         tail = decoder.feed(b"", final=True)
+        if kept is not None and self._keep is not None:
+            self._keep(b"".join(kept))
         if tail:
             yield tail
 
@@ -87,6 +113,14 @@ class FsspecFileSystem(FileSystem):
     ``max_edit_bytes`` bounds the files ``edit_text`` loads and produces.
     ``deny`` lists glob patterns, relative to the root, that can never be read
     or written (default ``.git/**`` and ``**/.env``; pass ``()`` for none).
+    ``cache_bytes`` bounds the content cache (:mod:`fsseam.backends.cache`,
+    default 64 MiB; ``0`` turns it off): the bytes of files read in full
+    and written, by version. A guarded write or edit whose version is cached
+    sends the store one request, the conditional write; a conflict shows
+    what changed; a new version holding the same text is no conflict. On
+    local disk, whose stat-identity versions a writer that takes no lock can
+    repeat within one clock tick, the cache never replaces the read of an
+    edit's basis; it serves the other two uses only.
 
     Paths follow one model chosen here from the dialect
     (:class:`~fsseam.backends.paths.LocalPaths` or
@@ -102,8 +136,10 @@ class FsspecFileSystem(FileSystem):
         read_only: bool = False,
         max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
         deny: tuple[str, ...] | list[str] = DEFAULT_DENY,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         self._fs = fs
+        self._cache = ContentCache(cache_bytes)
         rules = DenyRules(deny)
         self._read_only = read_only
         self._max_edit_bytes = max_edit_bytes
@@ -122,6 +158,10 @@ class FsspecFileSystem(FileSystem):
             self._dialect = kind(fs, self._paths.root, deny=rules)
         else:
             self._dialect = kind(fs, self._paths.root)
+        # Object-store versions (ETag, generation, content hash) change with every
+        # change of the bytes; stat identity may not (a lock-free in-place writer
+        # within one clock tick), so on local disk the basis is always read.
+        self._cached_basis = not self._dialect.local_paths
         self._capabilities = FsCapabilities(
             atomic_conditional_write=self._dialect.atomic_conditional_write,
             read_only=read_only,
@@ -155,6 +195,11 @@ class FsspecFileSystem(FileSystem):
     def max_edit_bytes(self) -> int:
         """Largest file (and edit result) ``edit_text`` accepts."""
         return self._max_edit_bytes
+
+    @property
+    def cache(self) -> ContentCache:
+        """The content cache (bytes by target and version)."""
+        return self._cache
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self._read_only else ""
@@ -241,17 +286,34 @@ class FsspecFileSystem(FileSystem):
         async def opened() -> AsyncIterator[FsTextStream]:
             async with AsyncExitStack() as stack:
 
-                async def enter(path: str) -> RawReader:
-                    return await stack.enter_async_context(self._dialect.open_read(path))
+                async def enter(path: str) -> tuple[str, RawReader]:
+                    return path, await stack.enter_async_context(self._dialect.open_read(path))
 
-                reader = await self._on_file(target, enter)
-                yield _TextStream(reader, target.display_path)
+                path, reader = await self._on_file(target, enter)
+                keep = None
+                if self._cache.fits(reader.info.size):
+                    keep = self._keeper(target.target_key, reader.info.version, path)
+                yield _TextStream(reader, target.display_path, keep, self._cache.entry_limit)
 
         return opened()
 
     async def read_text(self, target: FsTarget) -> str:
-        data, _ = await self._on_file(target, self._dialect.read_bytes)
-        return textmod.decode(data, target.display_path)[0]
+        async def read(path: str) -> tuple[bytes, FsInfo, str]:
+            data, info = await self._dialect.read_bytes(path)
+            return data, info, path
+
+        data, info, path = await self._on_file(target, read)
+        text = textmod.decode(data, target.display_path)[0]
+        self._cache.put(target.target_key, info.version, path, data)
+        return text
+
+    def _keeper(self, key: FsTargetKey, version: FsVersion, path: str) -> Callable[[bytes], None]:
+        """What a stream calls with the bytes it read in full, to cache them."""
+
+        def keep(data: bytes) -> None:
+            self._cache.put(key, version, path, data)
+
+        return keep
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         path = self._paths.store_of(target)
@@ -332,11 +394,14 @@ class FsspecFileSystem(FileSystem):
                 f'cannot modify "{target.display_path}": the workspace {self.root} is read-only'
             )
 
-    async def _current(self, path: str) -> tuple[bytes | None, bool, FsInfo] | None:
+    async def _current(
+        self, key: FsTargetKey, path: str
+    ) -> tuple[bytes | None, bool, FsInfo] | None:
         """What is stored now: its bytes (``None`` past ``max_edit_bytes``), BOM, version.
 
         ``None`` when nothing is there. A file too large to keep is only
-        opened for its first bytes (the BOM), never downloaded whole.
+        opened for its first bytes (the BOM), never downloaded whole. Bytes
+        read whole go to the content cache under their version.
         """
         try:
             async with self._dialect.open_read(path) as reader:
@@ -348,6 +413,7 @@ class FsspecFileSystem(FileSystem):
                             return None, chunk.startswith(textmod.BOM), info
                     return None, False, info
                 data = b"".join([chunk async for chunk in reader.chunks()])
+                self._cache.put(key, info.version, path, data)
                 return data, data.startswith(textmod.BOM), info
         except FsNotFound:
             return None
@@ -357,7 +423,7 @@ class FsspecFileSystem(FileSystem):
     ) -> tuple[bytes | None, bool, FsInfo] | None:
         """:meth:`_current`, with a directory at ``path`` worded for a write (and its fix)."""
         try:
-            return await self._current(path)
+            return await self._current(target.target_key, path)
         except FsNotRegularFile as exc:
             raise await self._write_onto(path, target, exc) from None
 
@@ -372,11 +438,19 @@ class FsspecFileSystem(FileSystem):
             f'inside it (such as "{shown}/notes.txt") or choose another name'
         )
 
+    async def _put(
+        self, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent
+    ) -> FsVersion:
+        """One guarded put; the bytes stored go to the cache under their new version."""
+        stored = await self._dialect.put(path, data, guard)
+        self._cache.put(target.target_key, stored.version, path, data)
+        return stored.version
+
     async def _create(self, target: FsTarget, path: str, content: str) -> FsWriteOutcome:
         near = await self._near(path)
         try:
-            stored = await self._dialect.put(
-                near or path, textmod.encode(content, False), CreateIfAbsent()
+            version = await self._put(
+                target, near or path, textmod.encode(content, False), CreateIfAbsent()
             )
         except FsNotRegularFile as exc:
             raise await self._write_onto(near or path, target, exc) from None
@@ -388,7 +462,7 @@ class FsspecFileSystem(FileSystem):
                 f'"{_escaped(posixpath.basename(near))}" (the same name in another Unicode '
                 "normalization form), and was not read before this write"
             ) from None
-        return FsWriteOutcome("create", stored.version, None, content)
+        return FsWriteOutcome("create", version, None, content)
 
     async def write_text(
         self,
@@ -400,6 +474,8 @@ class FsspecFileSystem(FileSystem):
         path = self._paths.file_store_of(target)
         if isinstance(expected, CreateIfAbsent):
             return await self._create(target, path, content)
+        if isinstance(expected, ReplaceIfVersion):
+            return await self._replace(target, path, content, expected.version)
         settled = False
         for _ in range(_RETRIES):
             current = await self._current_or_directory(path, target)
@@ -409,46 +485,121 @@ class FsspecFileSystem(FileSystem):
                 if near is not None:
                     path = near
                     current = await self._current_or_directory(path, target)
-            if isinstance(expected, ReplaceIfVersion) and (
-                current is None or current[2].version != expected.version
-            ):
-                what = "deleted" if current is None else "modified"
-                raise FsStaleVersion(f'"{target.display_path}" was {what} since it was read')
             old_bytes, bom, old_info = current if current else (None, False, None)
             guard: FsWriteIntent = (
                 ReplaceIfVersion(old_info.version) if old_info else CreateIfAbsent()
             )
             try:
-                stored = await self._dialect.put(path, textmod.encode_content(content, bom), guard)
+                version = await self._put(target, path, textmod.encode_content(content, bom), guard)
             except FsError as exc:
-                # Unconditional writes retry a lost race; guarded ones report it.
-                if expected is None and exc.code in _RACE_CODES:
+                # Unconditional writes retry a lost race.
+                if exc.code in _RACE_CODES:
                     continue
                 raise
             return FsWriteOutcome(
                 "update" if old_info else "create",
-                stored.version,
+                version,
                 _maybe_text(old_bytes, target.display_path),
                 content,
                 old_info.version if old_info else None,
             )
-        raise FsError(
+        raise self._kept_changing(target)
+
+    async def _replace(
+        self, target: FsTarget, path: str, content: str, version: FsVersion
+    ) -> FsWriteOutcome:
+        """A write guarded by ``version``: one put when that version's bytes are cached.
+
+        Otherwise (or once the put is refused) the stored file is read: at
+        ``version`` it is replaced; at another version holding the observed
+        text it is replaced at that version; else ``FS_STALE_VERSION``
+        carrying the change when the observed text is known.
+        """
+        name = target.display_path
+        seen = self._cache.get(target.target_key, version)
+        observed = seen.data if seen is not None else None
+        if seen is not None:
+            path = seen.path
+        guard = version
+        # The bytes at `guard` without asking the store, when versions name bytes exactly.
+        basis = observed if self._cached_basis else None
+        settled = False
+        for _ in range(_RETRIES):
+            if basis is None:
+                current = await self._current_or_directory(path, target)
+                if current is None and not settled and seen is None:
+                    settled = True
+                    near = await self._near(path)
+                    if near is not None:
+                        path = near
+                        current = await self._current_or_directory(path, target)
+                if current is None:
+                    raise FsStaleVersion(f'"{name}" was deleted since it was read')
+                data, bom, info = current
+                if info.version != guard:
+                    await self._judge(name, observed, data, info.version)
+                    guard = info.version  # the very text observed: replace it there
+            else:
+                data, bom = basis, basis.startswith(textmod.BOM)
+            try:
+                stored = await self._put(
+                    target, path, textmod.encode_content(content, bom), ReplaceIfVersion(guard)
+                )
+            except FsError as exc:
+                if exc.code not in _RACE_CODES or observed is None:
+                    raise
+                basis = None  # it moved on: read what is there and judge that
+                continue
+            return FsWriteOutcome("update", stored, _maybe_text(data, name), content, guard)
+        raise self._kept_changing(target)
+
+    async def _judge(
+        self, name: str, observed: bytes | None, current: bytes | None, version: FsVersion
+    ) -> None:
+        """Return when ``current`` holds the observed text, else raise the conflict (its change)."""
+        seen = _maybe_text(observed, name)
+        now = _maybe_text(current, name)
+        if seen is None or now is None:
+            raise stale(name, current_version=version)
+        await settle(name, seen, now, version, None)
+
+    @staticmethod
+    def _kept_changing(target: FsTarget) -> FsError:
+        return FsError(
             f'"{target.display_path}" kept changing during {_RETRIES} write attempts; try again',
             FsErrorCode.FS_STALE_VERSION,
         )
 
-    async def _edit_basis(self, target: FsTarget) -> EditBasis:
-        """One read (bytes, BOM, version) and a commit that is one guarded put."""
+    async def _observed_text(self, target: FsTarget, version: FsVersion) -> str | None:
+        seen = self._cache.get(target.target_key, version)
+        return None if seen is None else _maybe_text(seen.data, target.display_path)
+
+    async def _edit_basis(self, target: FsTarget, expected: FsVersion | None = None) -> EditBasis:
+        """One read (bytes, BOM, version), or none when ``expected``'s bytes are cached.
+
+        The commit is one guarded put either way.
+        """
         self._check_writable(target)
         name = target.display_path
         limit = self._max_edit_bytes
+        seen = None
+        if expected is not None and self._cached_basis:
+            seen = self._cache.get(target.target_key, expected)
+            if seen is not None and len(seen.data) > limit:
+                seen = None  # the store decides what it holds now, and says so
+        if seen is not None and expected is not None:
+            path, data, version = seen.path, seen.data, expected
+        else:
 
-        async def read(path: str) -> tuple[str, bytes, FsInfo]:
-            data, info = await self._dialect.read_bytes(path, limit)
-            return path, data, info
+            async def read(path: str) -> tuple[str, bytes, FsInfo]:
+                data, info = await self._dialect.read_bytes(path, limit)
+                return path, data, info
 
-        path, data, info = await self._on_file(target, read)
+            path, data, info = await self._on_file(target, read)
+            version = info.version
         before, bom = textmod.decode(data, name)
+        if seen is None:
+            self._cache.put(target.target_key, version, path, data)
 
         async def commit(edited: str) -> FsVersion:
             encoded = textmod.encode(edited, bom)
@@ -457,10 +608,9 @@ class FsspecFileSystem(FileSystem):
                     f'editing "{name}" would make it {len(encoded)} bytes, over the '
                     f"{limit}-byte edit limit (max_edit_bytes)"
                 )
-            stored = await self._dialect.put(path, encoded, ReplaceIfVersion(info.version))
-            return stored.version
+            return await self._put(target, path, encoded, ReplaceIfVersion(version))
 
-        return EditBasis(before, info.version, commit)
+        return EditBasis(before, version, commit, read=seen is None)
 
     # -- delete and move (fsseam.backends.manage) ------------------------------
 
@@ -500,19 +650,27 @@ def open_fs(
     read_only: bool = False,
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES,
     deny: tuple[str, ...] | list[str] = DEFAULT_DENY,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
     **storage_options: Any,
 ) -> FsspecFileSystem:
     """Mount a workspace: a local path, ``file://``, ``memory://``, ``s3://``, ``gs://``, ``az://``...
 
     The URL is the root; nothing outside it can be touched. ``deny`` patterns
-    (relative to the root) can never be read or written. ``storage_options``
-    go straight to fsspec (cloud dialects add cache-safe defaults).
+    (relative to the root) can never be read or written. ``cache_bytes``
+    bounds the content cache (default 64 MiB, ``0`` off; see
+    :class:`FsspecFileSystem`). ``storage_options`` go straight to fsspec
+    (cloud dialects add cache-safe defaults).
     """
     check_storage_options(url_or_path, storage_options)  # a misspelt option is a TypeError
     if "://" not in url_or_path or url_or_path.startswith("file://"):
         fs: fsspec.AbstractFileSystem = LocalFileSystem()
         return FsspecFileSystem(
-            fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes, deny=deny
+            fs,
+            url_or_path,
+            read_only=read_only,
+            max_edit_bytes=max_edit_bytes,
+            deny=deny,
+            cache_bytes=cache_bytes,
         )
     protocol = url_or_path.split("://", 1)[0]
     cls = dialect_class(protocol)
@@ -530,5 +688,10 @@ def open_fs(
         if not fs.exists(root):
             fs.makedirs(root, exist_ok=True)
     return FsspecFileSystem(
-        fs, url_or_path, read_only=read_only, max_edit_bytes=max_edit_bytes, deny=deny
+        fs,
+        url_or_path,
+        read_only=read_only,
+        max_edit_bytes=max_edit_bytes,
+        deny=deny,
+        cache_bytes=cache_bytes,
     )

@@ -26,6 +26,7 @@ from fsseam.seam.types import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsEditIntent,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
@@ -39,6 +40,7 @@ from fsseam.seam.types import (
     FsWriteIntent,
     FsWriteOutcome,
     Present,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 
@@ -55,6 +57,7 @@ __all__ = [
     "FsCapabilities",
     "FsDeleteOutcome",
     "FsDirEntry",
+    "FsEditIntent",
     "FsEditNotFound",
     "FsEditOutcome",
     "FsEditRequest",
@@ -83,5 +86,6 @@ __all__ = [
     "FsWriteIntent",
     "FsWriteOutcome",
     "Present",
+    "RebaseIfClean",
     "ReplaceIfVersion",
 ]

@@ -88,7 +88,9 @@ class FsError(Exception):
         if cls.default_code is not None:
             FsError._by_code.setdefault(cls.default_code, cls)
 
-    def __new__(cls, message: str = "", code: FsErrorCode | str | None = None) -> FsError:
+    def __new__(
+        cls, message: str = "", code: FsErrorCode | str | None = None, **details: Any
+    ) -> FsError:
         resolved = FsErrorCode(code) if code is not None else cls.default_code
         target: type[FsError] = cls
         if cls is FsError and resolved is not None:
@@ -163,9 +165,43 @@ class FsIOError(FsError, OSError):
 
 
 class FsStaleVersion(FsError):
-    """The file changed since it was observed (or vanished)."""
+    """The file changed since it was observed (or vanished).
+
+    A guarded write or edit that the file moved past says what it moved to,
+    when it knows:
+    """
 
     default_code = FsErrorCode.FS_STALE_VERSION
+
+    change: str | None
+    """Unified diff from the observed version's text to the current one.
+
+    ``None`` when the observed content is unknown (not cached, binary, too
+    large) or the file was deleted. Cut at
+    :data:`fsseam.changes.DIFF_MAX_BYTES`, with a note saying so.
+    """
+    current_version: FsVersion | None
+    """The version the file is at now (``None`` when deleted or unknown).
+
+    When ``change`` is shown to the caller, ``current_version`` is what it
+    has now seen: a retry guarded by it succeeds unless the file moves again.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        code: FsErrorCode | str | None = None,
+        *,
+        change: str | None = None,
+        current_version: FsVersion | None = None,
+    ) -> None:
+        super().__init__(message, code)
+        self.change = change
+        self.current_version = current_version
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {"change": self.change, "current_version": self.current_version}
+        return (FsError, (self.message, self.code.value), state)
 
 
 class FsNotObserved(FsError):

@@ -10,7 +10,12 @@ FS_WRITE_INTENT: Final = "fs/write-intent"
 """waterfall(actor, target) -> FsWriteIntent | None: the guard for a write."""
 
 FS_EDIT_INTENT: Final = "fs/edit-intent"
-"""waterfall(actor, target) -> FsVersion | None: the version an edit must match."""
+"""waterfall(actor, target) -> FsVersion | RebaseIfClean | None: what an edit must match.
+
+A plain version (what listeners have always returned) refuses any later
+change; :class:`~fsseam.seam.RebaseIfClean` lets the edit land on top of a
+change it does not touch. ``None``: unguarded.
+"""
 
 FS_OBSERVED: Final = "fs/observed"
 """emit(actor, target, FsObservation): a tool saw the file (or its absence)."""

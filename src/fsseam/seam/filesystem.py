@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from fsseam.seam.conflicts import settle
 from fsseam.seam.edits import EditResult, apply_edit, apply_edits
 from fsseam.seam.errors import (
     FsError,
@@ -22,6 +23,7 @@ from fsseam.seam.types import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsEditIntent,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
@@ -32,6 +34,7 @@ from fsseam.seam.types import (
     FsWalkEntry,
     FsWriteIntent,
     FsWriteOutcome,
+    RebaseIfClean,
     ReplaceIfVersion,
 )
 
@@ -64,6 +67,10 @@ class EditBasis:
     Raises ``FS_STALE_VERSION`` / ``FS_NOT_OBSERVED`` when the file moved on,
     ``FS_TOO_LARGE`` when the result is over ``max_edit_bytes``.
     """
+    read: bool = True
+    """False when the text came from memory, not from the store: the store may have
+    moved on, so a failure to match (or a result too large) is only reported once
+    the file has been read and found still at ``version``."""
 
 
 class FsTextStream(ABC):
@@ -159,7 +166,7 @@ class FileSystem(ABC):
         self,
         target: FsTarget,
         edit: FsEditRequest,
-        expected: FsVersion | None = None,
+        expected: FsEditIntent | None = None,
     ) -> FsEditOutcome:
         """Apply a literal replacement in one critical section.
 
@@ -170,6 +177,15 @@ class FileSystem(ABC):
         ``FS_TOO_LARGE`` (file or result over ``max_edit_bytes``),
         ``FS_NOT_TEXT``.
 
+        When the file moved past ``expected`` but its text is the one
+        observed then (same bytes rewritten, ``touch``), the edit proceeds at
+        the current version. :class:`~fsseam.seam.RebaseIfClean` also lets it
+        land on top of a change it does not touch (``outcome.rebased``). A
+        refusal carries the change when the observed text is known
+        (:attr:`FsStaleVersion.change`). Both need the backend to remember
+        the observed text (:meth:`_observed_text`); the default remembers
+        nothing.
+
         The default is :meth:`edit_text_many`'s loop with one edit, worded as
         a single edit (no ``edit 1 of 1:``).
         """
@@ -179,7 +195,7 @@ class FileSystem(ABC):
                 text, edit.old_string, edit.new_string, replace_all=edit.replace_all, name=name
             )
 
-        return await self._edit_loop(target, expected, apply)
+        return await self._edit_loop(target, expected, apply, (edit,))
 
     async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
         """Delete the file, only while it is at ``expected`` (any version when ``None``).
@@ -293,7 +309,7 @@ class FileSystem(ABC):
         self,
         target: FsTarget,
         edits: Sequence[FsEditRequest],
-        expected: FsVersion | None = None,
+        expected: FsEditIntent | None = None,
     ) -> FsEditOutcome:
         """Apply several literal replacements in order, all or nothing, in one guarded write.
 
@@ -303,16 +319,30 @@ class FileSystem(ABC):
         total. The default reads the text and its version once
         (:meth:`_edit_basis`), applies the edits in memory and commits guarded
         by that version; an unguarded call (``expected=None``) retries when it
-        loses a race.
+        loses a race. A moved-on file is handled as in :meth:`edit_text`.
         """
 
         def apply(text: str, name: str) -> EditResult:
             return apply_edits(text, edits, name=name)
 
-        return await self._edit_loop(target, expected, apply)
+        return await self._edit_loop(target, expected, apply, tuple(edits))
 
-    async def _edit_basis(self, target: FsTarget) -> EditBasis:
+    async def _observed_text(self, target: FsTarget, version: FsVersion) -> str | None:
+        """The text ``target`` held at ``version``, if this file system remembers it.
+
+        Never I/O, never a guess: only text known to be exactly that
+        version's (a backend's content cache). ``None`` (the default): unknown,
+        so a moved-on file is refused without its change, never rebased.
+        """
+        return None
+
+    async def _edit_basis(self, target: FsTarget, expected: FsVersion | None = None) -> EditBasis:
         """Read what an edit starts from; ``FS_NOT_FOUND`` when nothing is there.
+
+        ``expected`` is the version the caller guards by: a backend that
+        holds exactly that version's text may return it without reading the
+        store (its commit stays guarded by ``expected``, so the store refuses
+        it if the file moved on). ``None``: read what is there now.
 
         The default streams the text (refusing files over ``max_edit_bytes``
         before reading them) and commits with ``write_text`` under
@@ -346,35 +376,67 @@ class FileSystem(ABC):
     async def _edit_loop(
         self,
         target: FsTarget,
-        expected: FsVersion | None,
+        expected: FsEditIntent | None,
         apply: Callable[[str, str], EditResult],
+        edits: Sequence[FsEditRequest],
     ) -> FsEditOutcome:
         """The one edit loop: read a basis, check ``expected``, ``apply(text, name)``, commit.
 
         A guarded call reports a missing file as deleted since it was read
-        (``FS_STALE_VERSION``) and any later change as stale; an unguarded one
-        reports a missing file as ``FS_NOT_FOUND`` (nothing was observed: it
-        is simply not there) and re-reads and re-applies when it loses a race.
+        (``FS_STALE_VERSION``). A file at another version is judged by its
+        text against the observed one (:func:`~fsseam.seam.conflicts.settle`):
+        the same text proceeds at the current version, a clean rebase (when
+        allowed) applies ``edits`` on top, anything else is refused with the
+        change. A commit that loses a race reads the file again and judges
+        anew. An unguarded call reports a missing file as ``FS_NOT_FOUND``
+        (nothing was observed: it is simply not there) and re-reads and
+        re-applies when it loses a race.
         """
         name = target.display_path
+        rebase = isinstance(expected, RebaseIfClean)
+        observed_version = expected.version if isinstance(expected, RebaseIfClean) else expected
+        guard = observed_version
+        observed: str | None = None
+        looked = False
+        fresh = False
         for _ in range(_EDIT_RETRIES):
             try:
-                basis = await self._edit_basis(target)
+                basis = await self._edit_basis(target, None if fresh else guard)
             except FsNotFound:
-                if expected is None:
+                if guard is None:
                     raise
                 raise FsStaleVersion(f'"{name}" was deleted since it was read') from None
-            if expected is not None and basis.version != expected:
-                raise FsStaleVersion(f'"{name}" was modified since it was read')
-            result = apply(basis.text, name)
+            fresh = False
+            rebased: str | None = None
+            if observed_version is not None and basis.version != guard:
+                if not looked:
+                    observed = await self._observed_text(target, observed_version)
+                    looked = True
+                verdict = await settle(
+                    name, observed, basis.text, basis.version, edits if rebase else None
+                )
+                rebased = verdict.change
+                guard = basis.version
             try:
+                result = apply(basis.text, name)
                 version = await basis.commit(result.text)
             except FsError as exc:
-                if expected is None and exc.code in _RACE_CODES:
+                if not basis.read and exc.code in _UNREAD_CODES:
+                    # The version is checked before matching: read the file first.
+                    fresh = True
                     continue
-                raise
+                if exc.code not in _RACE_CODES:
+                    raise
+                if observed_version is not None:
+                    if not looked:
+                        observed = await self._observed_text(target, observed_version)
+                        looked = True
+                    if observed is None:
+                        raise  # nothing to judge the new text by: refused, as it always was
+                fresh = True  # unguarded: re-apply; guarded: judge what is there now
+                continue
             return FsEditOutcome(
-                version, basis.text, result.text, result.replacements, basis.version
+                version, basis.text, result.text, result.replacements, basis.version, rebased
             )
         raise FsStaleVersion(
             f'"{name}" kept changing during {_EDIT_RETRIES} edit attempts; try again'
@@ -390,6 +452,10 @@ _SKIPPED_DIRECTORY_CODES = frozenset(
     }
 )
 _RACE_CODES = frozenset({FsErrorCode.FS_STALE_VERSION, FsErrorCode.FS_NOT_OBSERVED})
+_UNREAD_CODES = frozenset(
+    {FsErrorCode.FS_EDIT_NOT_FOUND, FsErrorCode.FS_AMBIGUOUS_EDIT, FsErrorCode.FS_TOO_LARGE}
+)
+"""Refusals of an edit of text held in memory that wait for the file to be read."""
 
 
 def same_file(source: FsTarget, destination: FsTarget) -> None:

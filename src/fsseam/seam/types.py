@@ -11,6 +11,7 @@ __all__ = [
     "FsCapabilities",
     "FsDeleteOutcome",
     "FsDirEntry",
+    "FsEditIntent",
     "FsEditOutcome",
     "FsEditRequest",
     "FsInfo",
@@ -24,6 +25,7 @@ __all__ = [
     "FsWriteIntent",
     "FsWriteOutcome",
     "Present",
+    "RebaseIfClean",
     "ReplaceIfVersion",
 ]
 
@@ -149,6 +151,28 @@ class FsEditRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class RebaseIfClean:
+    """Edit guard: apply at ``version``, or on top of a later change the edit does not touch.
+
+    When the file moved past ``version``, the edit is applied to the current
+    text if, judged by lines against the text at ``version`` (the observed
+    base) and the current text, every one of its matches lies wholly outside
+    the regions the change touched: no line a match spans was changed or
+    deleted, no line was inserted inside it, and each edit matches as many
+    times in both texts. Otherwise, or when the base is unknown, the edit is
+    refused with ``FS_STALE_VERSION`` as under a plain version. The write of
+    the result is guarded by the current version.
+    """
+
+    version: FsVersion
+    """The version the editor observed."""
+
+
+FsEditIntent = FsVersion | RebaseIfClean
+"""What an edit must match: a version, or a version with a clean rebase allowed."""
+
+
+@dataclass(frozen=True, slots=True)
 class FsEditOutcome:
     """What a successful ``edit_text`` did."""
 
@@ -162,6 +186,13 @@ class FsEditOutcome:
     """How many occurrences were replaced."""
     before_version: FsVersion | None = None
     """Version of the text the edit was applied to."""
+    rebased: str | None = None
+    """The change the edit was applied on top of (:class:`RebaseIfClean`), as a unified diff.
+
+    From the observed version's text to the text the edit was applied to;
+    ``None`` when the edit was applied at the version it was guarded by (or
+    at a later version holding the very same text).
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from fsseam.testing.harness import DelegatingFileSystem  # noqa: E402
 from fsseam.testing.suite import (  # noqa: E402
     CapabilitySuite,
     ConcurrencySuite,
+    ConflictSuite,
     ConformanceSuite,
     CrossProcessSuite,
     DiscoverySuite,
@@ -73,6 +74,7 @@ __all__ = [
     "ArmedFault",
     "CapabilitySuite",
     "ConcurrencySuite",
+    "ConflictSuite",
     "ConformanceSuite",
     "CrossProcessSuite",
     "DelegatingFileSystem",

@@ -45,12 +45,24 @@ ROUND_TRIPS: dict[str, int] = {
     "read_text": 1,
     "stream_text": 1,
     "stat": 1,
-    "replace": 2,
+    "replace": 1,
     "write_unguarded": 2,
     "edit": 2,
     "list_dir": 1,
+    "edit_after_read": 1,
+    "multi_edit_after_read": 1,
+    "replace_after_read": 1,
+    "replace_cache_miss": 2,
+    "edit_cache_miss": 2,
+    "multi_edit_cache_miss": 2,
 }
-"""Requests per operation on an object store: one each, a read and a write to replace or edit."""
+"""Requests per operation on an object store.
+
+One each; a guarded replace or edit at a version the mount read or wrote is
+the conditional write alone (its bytes are in the content cache), at a
+version it never saw a read and the write; unguarded writes and edits read
+first.
+"""
 
 SymlinkMaker: TypeAlias = Callable[[str, str], None]
 """``make_symlink(link, target)``: create ``link`` (relative to the root) pointing at

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
+from fsseam.seam import (
+    FS_COMMITTED,
+    FS_EDIT_INTENT,
+    FS_OBSERVED,
+    FsEditRequest,
+    FsStaleVersion,
+    Present,
+)
+from fsseam.tools.conflict import applied_on_top, stale_result
 from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
 from fsseam.tools.snippet import success
 
@@ -25,7 +33,9 @@ class EditTool:
     """``edit(file_path, old_string, new_string, replace_all?)``, guarded by version.
 
     The success text is DESIGN's first line, then (``snippets``) a numbered
-    snippet of the changed region; the value carries a unified ``diff``.
+    snippet of the changed region; the value carries a unified ``diff``. A
+    stale file's refusal shows what changed since the read
+    (:mod:`fsseam.tools.conflict`); an edit rebased on top of it shows it too.
     """
 
     name: str = "edit"
@@ -41,14 +51,21 @@ class EditTool:
         target = await ctx.fs.resolve(parsed.file_path)
         expected = await ctx.waterfall(FS_EDIT_INTENT, execution, target, default=lambda: None)
         request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
-        outcome = await ctx.fs.edit_text(target, request, expected)
-        ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
-        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
+        try:
+            outcome = await ctx.fs.edit_text(target, request, expected)
+        except FsStaleVersion as exc:
+            return stale_result(ctx, execution, target, exc, kind="edit")
         path = target.display_path
         if parsed.replace_all:
             text = f"The file {path} has been updated. All occurrences were successfully replaced."
         else:
             text = f"The file {path} has been updated successfully."
+        whole = True
+        if outcome.rebased is not None:
+            text, whole = applied_on_top(text, outcome.rebased)
+        if whole:
+            ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
         value = {"path": path, "replacements": outcome.replacements, "version": outcome.version}
         return await success(
             text, path, outcome.before, outcome.after, value, snippets=self.snippets

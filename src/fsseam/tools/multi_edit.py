@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, Present
+from fsseam.seam import (
+    FS_COMMITTED,
+    FS_EDIT_INTENT,
+    FS_OBSERVED,
+    FsEditRequest,
+    FsStaleVersion,
+    Present,
+)
+from fsseam.tools.conflict import applied_on_top, stale_result
 from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs, parse_args
 from fsseam.tools.snippet import success
 
@@ -25,10 +33,11 @@ been read first and must not have changed since."""
 class MultiEditTool:
     """``multi_edit(file_path, edits)``: one guarded write for all the edits.
 
-    Guarded like ``edit`` (the ``fs/edit-intent`` version); an error names the
-    failing edit (``edit 2 of 3: ...``) and nothing is written. Success: a
-    first line, then (``snippets``) the numbered changed regions; the value
-    carries the unified ``diff``.
+    Guarded like ``edit`` (the ``fs/edit-intent`` version; a stale refusal or a
+    rebase shows the change as ``edit`` does); an error names the failing
+    edit (``edit 2 of 3: ...``) and nothing is written. Success: a first
+    line, then (``snippets``) the numbered changed regions; the value carries
+    the unified ``diff``.
     """
 
     name: str = "multi_edit"
@@ -44,15 +53,22 @@ class MultiEditTool:
         target = await ctx.fs.resolve(parsed.file_path)
         expected = await ctx.waterfall(FS_EDIT_INTENT, execution, target, default=lambda: None)
         requests = [FsEditRequest(e.old_string, e.new_string, e.replace_all) for e in parsed.edits]
-        outcome = await ctx.fs.edit_text_many(target, requests, expected)
-        ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
-        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
+        try:
+            outcome = await ctx.fs.edit_text_many(target, requests, expected)
+        except FsStaleVersion as exc:
+            return stale_result(ctx, execution, target, exc, kind="edit")
         path = target.display_path
         count = len(requests)
         text = (
             f"The file {path} has been updated successfully "
             f"({count} edit{'s' if count != 1 else ''} applied)."
         )
+        whole = True
+        if outcome.rebased is not None:
+            text, whole = applied_on_top(text, outcome.rebased)
+        if whole:
+            ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
         value = {
             "path": path,
             "edits": count,

@@ -7,8 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FS_COMMITTED, FS_OBSERVED, FS_WRITE_INTENT, FsTooLarge, Present
+from fsseam.seam import (
+    FS_COMMITTED,
+    FS_OBSERVED,
+    FS_WRITE_INTENT,
+    FsStaleVersion,
+    FsTooLarge,
+    Present,
+)
 from fsseam.text import utf8_size_over
+from fsseam.tools.conflict import stale_result
 from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs, parse_args
 from fsseam.tools.snippet import success
 
@@ -31,7 +39,8 @@ class WriteTool:
 
     The success text is DESIGN's first line, then (``snippets``) a numbered
     snippet of the changed region; the value carries a unified ``diff``
-    (``None`` when the old text is unknown). Content over
+    (``None`` when the old text is unknown). A stale file's refusal shows what
+    changed since the read (:mod:`fsseam.tools.conflict`). Content over
     ``max_write_bytes`` UTF-8 bytes is refused with ``FS_TOO_LARGE`` before
     anything is sent to the store.
     """
@@ -56,7 +65,11 @@ class WriteTool:
                 "nothing was written — write less per file"
             )
         intent = await ctx.waterfall(FS_WRITE_INTENT, execution, target, default=lambda: None)
-        outcome = await ctx.fs.write_text(target, parsed.content, intent)
+        try:
+            outcome = await ctx.fs.write_text(target, parsed.content, intent)
+        except FsStaleVersion as exc:
+            # Never rebased: the content was written against the old text.
+            return stale_result(ctx, execution, target, exc, kind="write")
         ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
         ctx.emit(
             FS_COMMITTED,

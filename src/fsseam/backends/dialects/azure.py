@@ -325,6 +325,10 @@ class AzureDialect(ObjectStoreDialect):
                     **conditions,
                     **self._request_kwargs(),
                 )
+        # The next replace may start from the content cache, with no GET: keep
+        # what this version carries, or that replace would reset it.
+        remembered = {"content_settings": settings, "metadata": kept.get("metadata", {})}
+        self._attributes.remember(path, _etag(str(result["etag"])), remembered)
         return ObjectState(_etag(str(result["etag"])), token)
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:

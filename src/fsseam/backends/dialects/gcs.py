@@ -361,6 +361,9 @@ class GCSDialect(ObjectStoreDialect):
                 json_out=True,
                 **params,
             )
+        # The next replace may start from the content cache, with no GET: keep
+        # what this generation carries, or that replace would reset it.
+        self._attributes.remember(path, str(stored["generation"]), attrs)
         return ObjectState(FsVersion(str(stored["generation"])), token)
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:

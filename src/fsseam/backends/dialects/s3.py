@@ -424,11 +424,11 @@ class S3Dialect(ObjectStoreDialect):
         bucket, key = self.split(path)
         url = self.url(path)
         await self._check_params(url)
-        kwargs = self.kept_attributes(path, guard)
-        if kwargs is None:
+        kept = self.kept_attributes(path, guard)
+        if kept is None:
             guessed = base.content_type(key)
-            kwargs = {"ContentType": guessed} if guessed else {}
-        kwargs["Metadata"] = {**kwargs.get("Metadata", {}), TOKEN_KEY: token}
+            kept = {"ContentType": guessed} if guessed else {}
+        kwargs = {**kept, "Metadata": {**kept.get("Metadata", {}), TOKEN_KEY: token}}
         if isinstance(guard, CreateIfAbsent):
             kwargs["IfNoneMatch"] = "*"
         elif isinstance(guard, ReplaceIfVersion):
@@ -448,6 +448,9 @@ class S3Dialect(ObjectStoreDialect):
                 if isinstance(guard, ReplaceIfVersion):  # If-Match on a missing key: 404
                     raise GuardRefused("NoSuchKey") from missing
                 raise
+            # The next replace may start from the content cache, with no GET: keep
+            # what this version carries, or that replace would reset it.
+            self._attributes.remember(path, str(response["ETag"]), kept)
             return ObjectState(FsVersion(str(response["ETag"])), token, response.get("VersionId"))
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -8,7 +8,8 @@ A backend opts in by combining :class:`ConformanceSuite` with its fixtures::
 The suite is split per concern, like ``fsspec/tests/abstract``: one module
 each for paths, stat, reads, listing, writes, edits, multi-edits, read-only
 mounts, concurrency, symlinks, local disk, discovery, round trips on the wire,
-guarded writes under faults, and delete and move. Each concern is a class of its own
+guarded writes under faults, conflicts (the change shown, the same bytes,
+clean rebases), and delete and move. Each concern is a class of its own
 (``EditSuite``, ``GuardedWriteSuite``...) for a backend that wants to run a
 part. No class here is named ``Test*``, so pytest collects them only through a
 backend's subclass.
@@ -18,6 +19,7 @@ Tests are plain synchronous functions; each drives its coroutines with one
 """
 
 from fsseam.testing.suite.concurrency import ConcurrencySuite, CrossProcessSuite
+from fsseam.testing.suite.conflicts import ConflictSuite
 from fsseam.testing.suite.discovery import DiscoverySuite
 from fsseam.testing.suite.edits import EditSuite
 from fsseam.testing.suite.guards import GuardedWriteSuite
@@ -37,6 +39,7 @@ from fsseam.testing.suite.writes import WriteSuite
 __all__ = [
     "CapabilitySuite",
     "ConcurrencySuite",
+    "ConflictSuite",
     "ConformanceSuite",
     "CrossProcessSuite",
     "DiscoverySuite",
@@ -78,6 +81,7 @@ class ConformanceSuite(
     RoundTripSuite,
     ManageSuite,
     ManageToolSuite,
+    ConflictSuite,
 ):
     """Every contract line of the seam, for one backend.
 
