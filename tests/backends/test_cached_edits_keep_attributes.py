@@ -15,6 +15,7 @@ from fsseam.backends import FsspecFileSystem
 from fsseam.seam import FsEditRequest
 from fsseam.testing._support import run
 from fsseam.testing._worker import read_versioned
+from fsseam.testing.emulators.azure import AzuriteServer
 
 
 @pytest.mark.s3
@@ -63,3 +64,34 @@ def test_gcs_two_cached_edits_keep_the_attributes(gcs_fs: FsspecFileSystem) -> N
     info = gcs_fs.fs.info(path)
     assert info["contentType"] == "text/plain; charset=utf-8"
     assert info["cacheControl"] == "no-store"
+
+
+@pytest.mark.azure
+def test_azure_two_cached_edits_keep_content_settings_and_metadata(
+    azure_server: AzuriteServer, azure_fs: FsspecFileSystem
+) -> None:
+    from azure.storage.blob import BlobServiceClient, ContentSettings
+
+    container = azure_fs.root.removeprefix("az://").strip("/")
+    service = BlobServiceClient.from_connection_string(azure_server.direct_connection_string)
+    blob = service.get_blob_client(container, "page.html")
+    blob.upload_blob(
+        b"<p>one two</p>\n",
+        content_settings=ContentSettings(
+            content_type="text/plain; charset=utf-8", cache_control="no-store"
+        ),
+        metadata={"owner": "web"},
+    )
+
+    async def body() -> None:
+        target = await azure_fs.resolve("page.html")
+        _, seen = await read_versioned(azure_fs, target)
+        first = await azure_fs.edit_text(target, FsEditRequest("one", "1"), seen)
+        await azure_fs.edit_text(target, FsEditRequest("two", "2"), first.version)
+
+    run(body())
+    props = blob.get_blob_properties()
+    assert blob.download_blob().readall() == b"<p>1 2</p>\n"
+    assert props.content_settings.content_type == "text/plain; charset=utf-8"
+    assert props.content_settings.cache_control == "no-store"
+    assert props.metadata["owner"] == "web"
