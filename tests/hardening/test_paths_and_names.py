@@ -71,12 +71,6 @@ def test_no_spelling_of_the_root_is_a_file(mount: Mount, monkeypatch: pytest.Mon
         assert "inside.txt" in [entry.name for entry in listed], path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the edit tool asks the policy before the store: an unread root is FS_NOT_OBSERVED "
-    "('read the file, then retry', which cannot help); tools/edit.py or policy.py must ask "
-    "the file system first",
-)
 def test_editing_the_root_under_the_policy_says_it_is_a_directory(mount: Mount) -> None:
     result = call(
         tools_context(mount.fs),
@@ -85,6 +79,29 @@ def test_editing_the_root_under_the_policy_says_it_is_a_directory(mount: Mount) 
         execution(),
     )
     assert result.error == NOT_FILE, result.text
+    assert "workspace root" in result.text, result.text
+    assert "read the file" not in result.text, result.text
+
+
+@pytest.mark.parametrize("tool", ["edit", "multi_edit", "delete"])
+def test_changing_a_directory_under_the_policy_says_it_is_a_directory(
+    mount: Mount, tool: str
+) -> None:
+    mount.put("ws/dir/a.txt", b"inside\n")
+    before = mount.snapshot()
+    args: dict[str, object] = {
+        "edit": {"file_path": "dir", "old_string": "a", "new_string": "b"},
+        "multi_edit": {"file_path": "dir", "edits": [{"old_string": "a", "new_string": "b"}]},
+        "delete": {"file_path": "dir"},
+    }[tool]
+    ctx = tools_context(mount.fs, multi_edit=True, manage=True)
+    result = call(ctx, tool, args, execution())
+    assert result.error == NOT_FILE, result.text
+    assert '"dir" is a directory' in result.text or '/dir" is a directory' in result.text, (
+        result.text
+    )
+    assert "read the file" not in result.text, result.text
+    assert mount.snapshot() == before
 
 
 def test_a_trailing_slash_names_a_directory_never_the_file(mount: Mount) -> None:

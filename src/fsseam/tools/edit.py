@@ -9,13 +9,13 @@ from typing import Any
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_COMMITTED,
-    FS_EDIT_INTENT,
     FS_OBSERVED,
     FsEditRequest,
     FsStaleVersion,
     Present,
 )
 from fsseam.tools.conflict import applied_on_top, stale_result
+from fsseam.tools.intent import edit_intent
 from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
 from fsseam.tools.snippet import success
 
@@ -49,7 +49,7 @@ class EditTool:
         """Edit at the version the policy expects (any version without a policy)."""
         parsed = parse_args(self.name, EditArgs, args)
         target = await ctx.fs.resolve(parsed.file_path)
-        expected = await ctx.waterfall(FS_EDIT_INTENT, execution, target, default=lambda: None)
+        expected = await edit_intent(ctx, execution, target, "edit")
         request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
         try:
             outcome = await ctx.fs.edit_text(target, request, expected)

@@ -19,7 +19,6 @@ from pydantic import StrictStr
 from fsseam.host import MUTATES, Context, ToolArgumentsError, ToolEffects, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_COMMITTED,
-    FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
     Absent,
@@ -30,6 +29,7 @@ from fsseam.seam import (
     FsVersion,
     Present,
 )
+from fsseam.tools.intent import edit_intent
 from fsseam.tools.schemas import _FILE_PATH, _Args, parse_args
 
 __all__ = ["DELETE_SCHEMA", "MOVE_SCHEMA", "DeleteArgs", "DeleteTool", "MoveArgs", "MoveTool"]
@@ -88,9 +88,7 @@ async def _read_version(
 ) -> FsVersion | None:
     """The version the session read (the policy's edit intent), worded for ``verb``."""
     try:
-        version: FsVersion | None = await ctx.waterfall(
-            FS_EDIT_INTENT, execution, target, default=lambda: None
-        )
+        version: FsVersion | None = await edit_intent(ctx, execution, target, verb)
     except FsNotObserved:
         raise FsNotObserved(f'{verb} requires reading "{target.display_path}" first') from None
     except FsNotFound:

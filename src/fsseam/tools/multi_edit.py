@@ -9,13 +9,13 @@ from typing import Any
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_COMMITTED,
-    FS_EDIT_INTENT,
     FS_OBSERVED,
     FsEditRequest,
     FsStaleVersion,
     Present,
 )
 from fsseam.tools.conflict import applied_on_top, stale_result
+from fsseam.tools.intent import edit_intent
 from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs, parse_args
 from fsseam.tools.snippet import success
 
@@ -51,7 +51,7 @@ class MultiEditTool:
         """Apply every edit at the version the policy expects (any version without one)."""
         parsed = parse_args(self.name, MultiEditArgs, args)
         target = await ctx.fs.resolve(parsed.file_path)
-        expected = await ctx.waterfall(FS_EDIT_INTENT, execution, target, default=lambda: None)
+        expected = await edit_intent(ctx, execution, target, "edit")
         requests = [FsEditRequest(e.old_string, e.new_string, e.replace_all) for e in parsed.edits]
         try:
             outcome = await ctx.fs.edit_text_many(target, requests, expected)
