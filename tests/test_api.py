@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import fsseam
 from fsseam.seam import FsError, FsErrorCode
 
@@ -97,3 +99,59 @@ def test_cloud_sdks_are_imported_only_in_their_dialect() -> None:
                 top = name.split(".")[0]
                 if top in owners:
                     assert file.name == owners[top], f"{file} imports {name}"
+
+
+def _imports(file: Any) -> list[str]:
+    """Every absolute module a file imports, at any depth (lazy imports included)."""
+    import ast
+
+    names: list[str] = []
+    for node in ast.walk(ast.parse(file.read_text())):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.extend([node.module] + [f"{node.module}.{a.name}" for a in node.names])
+    return names
+
+
+def test_adapters_use_host_and_seam_never_a_concrete_backend() -> None:
+    from pathlib import Path
+
+    root = Path(fsseam.__file__).parent
+    adapters = [
+        *(root / "cli").glob("*.py"),
+        root / "mcp.py",
+        root / "mcp_http.py",
+        *(root / "integrations").glob("*.py"),
+    ]
+    # open_fs builds a store from a URL, DEFAULT_DENY / DenyRules are the deny
+    # patterns a user passes: values, not a backend class to reach into.
+    allowed = {"fsseam.backends", "fsseam.backends.open_fs", "fsseam.backends.DEFAULT_DENY"}
+    allowed |= {"fsseam.backends.containment", "fsseam.backends.containment.DenyRules"}
+    for file in adapters:
+        for name in _imports(file):
+            if name.startswith("fsseam.backends"):
+                assert name in allowed, f"{file.relative_to(root)} imports {name}"
+
+
+def test_each_framework_is_imported_in_its_own_module_only() -> None:
+    from pathlib import Path
+
+    root = Path(fsseam.__file__).parent
+    owners = {
+        "pydantic_ai": {"integrations/pydantic_ai.py"},
+        "agents": {"integrations/openai_agents.py"},
+        "langchain_core": {"integrations/langchain.py"},
+        "redis": {"observations.py"},
+        "starlette": {"mcp_http.py"},
+        "uvicorn": {"mcp_http.py"},
+        "mcp": {"mcp.py", "mcp_http.py"},
+    }
+    for file in root.rglob("*.py"):
+        where = file.relative_to(root).as_posix()
+        if where.startswith("testing/"):
+            continue
+        for name in _imports(file):
+            top = name.split(".")[0]
+            if top in owners:
+                assert where in owners[top], f"{where} imports {name}"
