@@ -1,7 +1,7 @@
 """Tool calls, grep and glob at real round-trip times (0 / 5 / 20 / 50 ms per request).
 
-    python benchmarks/run.py --only latency [--quick]   # into docs/benchmarks.md
     python benchmarks/latency.py [--quick]              # this section alone, to stdout
+    python benchmarks/latency.py [--quick] --write      # ...and into docs/benchmarks.md
 
 Every request to a store waits the RTT first (``_latency.py``: moto in its own
 process with a keep-alive server that sleeps before each request; fake-gcs-
@@ -491,4 +491,4 @@ def section(opts: Options) -> Section:
 
 
 if __name__ == "__main__":
-    standalone(section, __doc__)
+    standalone(section, __doc__, "benchmarks/latency.py")

@@ -19,9 +19,16 @@ Sections (``--only`` takes these names):
   (``contention.py``);
 - ``bigfiles``: peak RSS and throughput on a 300 MB file, a 10 MB edit
   (``bigfiles.py``);
-- ``scaling``: read and edit cost from 1 KB to 100 MB (``scaling.py``);
-- ``latency``: tool calls, grep and glob at 0/5/20/50 ms per request, vs naive
-  fsspec and ``rg``; grep's peak RSS over 1,000 objects of 1 MiB (``latency.py``).
+- ``scaling``: read and edit cost from 1 KB to 100 MB (``scaling.py``).
+
+Longer or narrower sections run on their own and write themselves into the
+same page between markers (``<!-- name: ... -->`` ... ``<!-- /name -->``),
+which this script keeps as they are, after its own sections:
+``latency.py --write`` (tool calls, grep and glob at 0/5/20/50 ms per request,
+about 15 minutes), ``conflicts.py --write`` (issue 13: the content cache,
+conflicts, false conflicts), ``mcp_peer.py --write`` (fsseam serve vs the
+reference MCP filesystem server), and the tool measurements from
+``tail_read.py`` and ``write_memory.py``.
 
 Progress goes to stderr. The document records the machine, the package and
 emulator versions, the date, the load average and this exact command; every
@@ -49,11 +56,10 @@ from pathlib import Path
 
 import bigfiles
 import contention
-import latency
 import local_overhead
 import round_trips
 import scaling
-from _common import REPO, Goal, Options, Section, progress, stores, table
+from _common import REPO, Goal, Options, Section, progress, standalone_blocks, stores, table
 
 SECTIONS: dict[str, Callable[[Options], Section]] = {
     "requests": round_trips.section,
@@ -61,7 +67,6 @@ SECTIONS: dict[str, Callable[[Options], Section]] = {
     "contention": contention.section,
     "bigfiles": bigfiles.section,
     "scaling": scaling.section,
-    "latency": latency.section,
 }
 PACKAGES = (
     "fsspec",
@@ -284,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(section.markdown)
         parts.append(f"<sub>Section time: {section.seconds:.0f} s.</sub>")
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        parts += standalone_blocks(out.read_text(encoding="utf-8"))
     out.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     progress(
         f"wrote {out.relative_to(REPO) if out.is_relative_to(REPO) else out} in {seconds:.0f} s"
