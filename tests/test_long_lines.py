@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.support import Harness
-from tests.tool_harness import make_harness
+from tests.tool_harness import STORES, harness_for, make_harness
 
 
-@pytest.fixture(params=["local", "memory"])
+@pytest.fixture(params=STORES)
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    yield from make_harness(request.param, tmp_path)
+    yield from harness_for(request, tmp_path)
 
 
 def _row(width: int, word_at: int, word: str) -> str:

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from fsseam import text as textmod
 from fsseam.text import LineWindow, TailWindow
 from tests.support import Harness
-from tests.tool_harness import make_harness
+from tests.tool_harness import STORES, harness_for
 
 
-@pytest.fixture(params=["local", "memory"])
+@pytest.fixture(params=STORES)
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    yield from make_harness(request.param, tmp_path)
+    yield from harness_for(request, tmp_path)
 
 
 def envelope(h: Harness, rel: str, content: str) -> str:

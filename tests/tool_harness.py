@@ -1,4 +1,4 @@
-"""The local + memory harness of the tool-level tests, for test modules that need it."""
+"""The harness of the tool-level tests: local disk, memory, and (by fixture) the cloud stores."""
 
 from __future__ import annotations
 
@@ -6,9 +6,38 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
+import pytest
 
-from fsseam import DiscoveryTools, open_fs
+from fsseam import DiscoveryTools, FsspecFileSystem, open_fs
 from tests.support import Harness, make_context
+
+STORES = [
+    "local",
+    "memory",
+    pytest.param("s3", marks=pytest.mark.s3),
+    pytest.param("gcs", marks=pytest.mark.gcs),
+    pytest.param("azure", marks=pytest.mark.azure),
+]
+"""``params`` for a harness fixture on every store (the cloud ones through their emulators)."""
+
+
+def harness_for(
+    request: pytest.FixtureRequest, tmp_path: Path, **options: int
+) -> Iterator[Harness]:
+    """:func:`make_harness` for ``request.param``; a cloud store's mount comes from its fixture."""
+    kind = request.param
+    if kind in ("local", "memory"):
+        yield from make_harness(kind, tmp_path, **options)
+        return
+    mounted: FsspecFileSystem = request.getfixturevalue(f"{kind}_fs")
+    raw = mounted.fs
+    base = mounted.root.split("://", 1)[1].rstrip("/")
+    yield Harness(
+        make_context(mounted, **options),
+        lambda rel, data: raw.pipe_file(f"{base}/{rel}", data),
+        lambda rel: bytes(raw.cat_file(f"{base}/{rel}")),
+        mounted.root.rstrip("/"),
+    )
 
 
 def make_harness(
