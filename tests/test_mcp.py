@@ -311,6 +311,20 @@ def test_read_only_server_lists_only_tools_that_change_nothing(ws: Path) -> None
     run(body)
 
 
+def test_serve_offers_nine_tools_by_default_and_three_with_core_tools(ws: Path) -> None:
+    async def body() -> None:
+        async with serving(ws) as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            assert names == [
+                "read", "write", "edit", "multi_edit", "delete", "move", "ls", "glob", "grep"
+            ]  # fmt: skip
+        async with serving(ws, "--core-tools") as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            assert names == ["read", "write", "edit"]
+
+    run(body)
+
+
 # -- every request gets an answer --------------------------------------------------------
 
 
