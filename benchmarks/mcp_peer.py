@@ -7,7 +7,9 @@ Needs the ``mcp`` extra and ``npm install`` (which installs
 ``@modelcontextprotocol/server-filesystem`` beside Azurite). Both servers run
 as stdio subprocesses driven by the official MCP Python client, each on its
 own copy of the same workspace, with a third: this build of ``fsseam serve``
-with its results reduced to their text, as DESIGN.md's MCP contract asks.
+with each result rebuilt from its text alone. This build already sends text
+only (DESIGN.md's MCP contract), so the third is a control: the gap between
+the two fsseam rows is the noise of the run.
 Every round calls each server once (the order rotates), so load on a shared
 machine hits all alike:
 
@@ -95,8 +97,8 @@ class Peer:
         return await self.session.call_tool(tool, args)
 
 
-# ``fsseam serve`` whose results carry their text alone, as DESIGN.md's MCP contract asks
-# (this build may still add structuredContent): the figure the contract's change predicts.
+# ``fsseam serve`` with each result rebuilt from its text alone: what this build already
+# sends (DESIGN.md's MCP contract), so the two fsseam rows differ by the run's noise only.
 _TEXT_ONLY_SERVE = """
 import sys
 from mcp import types
@@ -371,8 +373,8 @@ def _code(result: Any) -> str:
 async def in_process(root: Path, *, text_only: bool) -> AsyncIterator[Any]:
     """fsseam's MCP server and the official client in this process, over the SDK's memory streams.
 
-    ``text_only`` sends each result as its text alone (no ``structuredContent``),
-    as DESIGN.md's MCP contract asks; this build may still send more.
+    ``text_only`` rebuilds each result from its text alone (no ``structuredContent``),
+    which is what this build sends anyway: a control for the in-process figure.
     """
     import anyio
     from mcp import ClientSession, types
@@ -573,9 +575,10 @@ def section(opts: Options) -> Section:
             "scheduling of the processes, and in the Python SDK's stdio transport a worker-thread "
             "hop for each line read and each write and flush, since it wraps stdin and stdout "
             "with `anyio.wrap_file`); bytes are the `CallToolResult` as JSON. "
-            "*fsseam, text only* is this build with each result reduced to its text (no "
-            "`structuredContent`), as DESIGN.md's MCP contract asks: a third server in the same "
-            "rounds, to show what that change buys before it lands. The "
+            "*fsseam, text only* is this build with each result rebuilt from its text (no "
+            "`structuredContent`), a third server in the same rounds; this build already sends "
+            "text only (DESIGN.md's MCP contract), so it is a control: the gap between the two "
+            "fsseam rows is the run's noise. The "
             "reference server has no offset, so its windowed read is `head=1049`, the smallest "
             "call that contains lines 1,000–1,049. fsseam's edit follows one read in the same "
             "session (made before the rounds; each edit records the version it wrote); it "
