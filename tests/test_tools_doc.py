@@ -110,8 +110,9 @@ def test_the_quoted_delete_and_move_texts_are_what_the_tools_say(tmp_path: Path)
     for text in quoted:
         message = text.split(": ", 1)[1].removesuffix(" — read the file, then retry")
         assert message.replace('"/home/me/ws/', '"…/') in DOC, message
-    assert "The file /home/me/ws/a.txt has been deleted successfully." == call(
-        "delete", {"file_path": "a.txt"}
+    assert (
+        call("delete", {"file_path": "a.txt"})
+        == "The file /home/me/ws/a.txt has been deleted successfully."
     )
     assert "`The file {path} has been deleted successfully.`" in DOC
 
