@@ -7,7 +7,7 @@
   Conversely, docs/cli.md's section of each command names every option the
   command has.
 - **Tools.** A tool named in ``execute("name", ...)`` is registered by
-  ``FileTools(multi_edit=True)`` + ``DiscoveryTools()``, and a list of three or
+  ``FileTools(multi_edit=True, manage=True)`` + ``DiscoveryTools()``, and a list of three or
   more tool names ("read, write, edit and grep") names only real tools.
 - **Error texts.** Quoting an error means writing ``CODE: text`` (paraphrase
   mentions the code without a colon); the code must be one fsseam has, and
@@ -137,7 +137,7 @@ def test_the_flag_check_catches_a_flag_that_does_not_exist(tmp_path: Path) -> No
 @cache
 def _tools() -> frozenset[str]:
     ctx = Context(open_fs(str(REPO), read_only=True))
-    ctx.plugin(FileTools(multi_edit=True)).plugin(DiscoveryTools())
+    ctx.plugin(FileTools(multi_edit=True, manage=True)).plugin(DiscoveryTools())
     return frozenset(ctx.tools.names())
 
 

@@ -28,6 +28,8 @@ What "runs as written on a fresh machine" means here:
 - In the other docs/*.md pages, a page's quickstart is its first Python block
   that starts with an import; it runs as above. The page's other blocks
   continue from it or show one call.
+- The quick start in ``fsseam``'s module docstring (what ``help(fsseam)``
+  shows) runs the same way.
 """
 
 from __future__ import annotations
@@ -210,3 +212,32 @@ def test_every_owned_block_is_run_or_checked() -> None:
     assert any(b.path.name == "README.md" and b.language == "sh" for b in RUN)
     assert SETUP
     assert CONFIGS
+
+
+def _docstring_quickstart() -> str:
+    """The quick start in ``fsseam``'s module docstring, dedented."""
+    import textwrap
+
+    import fsseam
+
+    doc = fsseam.__doc__ or ""
+    assert "Quick start::\n" in doc, "fsseam's docstring has no quick start"
+    body = doc.split("Quick start::\n", 1)[1]
+    return textwrap.dedent(body).strip() + "\n"
+
+
+def test_the_module_docstring_quickstart_runs_as_written(tmp_path: Path) -> None:
+    script = tmp_path / "quickstart.py"
+    script.write_text(_docstring_quickstart(), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=_fresh_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith('FS_NOT_FOUND: "'), done.stdout

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from fsseam import open_fs
 from tests.support import Harness
 from tests.tool_harness import make_harness
 
@@ -69,3 +70,95 @@ def test_the_quoted_read_footers_and_hints_are_the_codes(harness: Harness) -> No
     res = harness.call("read", {"file_path": "t.txt", "offset": -3}, harness.run())
     shown = res.text.split("<content>\n", 1)[1].removesuffix("\n</content>")
     assert f"<content>\n{shown}\n</content>" in DOC
+
+
+def _shown(text: str, root: Path) -> str:
+    """A tool text as docs/tools.md shows it in full: the root as ``/home/me/ws``."""
+    return text.replace(str(root), "/home/me/ws")
+
+
+def test_the_quoted_delete_and_move_texts_are_what_the_tools_say(tmp_path: Path) -> None:
+    from fsseam.testing.harness import execution, tools_context
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in {"notes.txt": "x\n", "a.txt": "a\n", "old.txt": "o\n"}.items():
+        (root / name).write_text(text)
+    (root / "src").mkdir()
+    fs = open_fs(str(root))
+    ctx = tools_context(fs, manage=True)
+    alice, fresh = execution(), execution()
+
+    def call(tool: str, args: dict[str, object], run: object = alice) -> str:
+        return _shown(ctx.tools.execute_sync(tool, args, run).text, root)  # type: ignore[arg-type]
+
+    move = {"source_path": "a.txt", "destination_path": "old.txt"}
+    assert f"```\n{call('move', move, fresh)}\n" in DOC  # unread source
+    for path in ("notes.txt", "a.txt"):
+        call("read", {"file_path": path})
+    (root / "notes.txt").write_text("changed elsewhere\n")
+    assert f"```\n{call('delete', {'file_path': 'notes.txt'})}\n```" in DOC
+    assert f"\n{call('move', move)}\n" in DOC  # unread existing destination
+    same = call("move", {"source_path": "a.txt", "destination_path": "./a.txt"})
+    assert f"\n{same}\n```" in DOC
+    call("read", {"file_path": "nope.txt"})  # seen missing
+    quoted = [
+        call("delete", {"file_path": "a.txt"}, fresh),
+        call("delete", {"file_path": "src"}),
+        call("delete", {"file_path": "nope.txt"}),
+    ]
+    for text in quoted:
+        message = text.split(": ", 1)[1].removesuffix(" — read the file, then retry")
+        assert message.replace('"/home/me/ws/', '"…/') in DOC, message
+    assert (
+        call("delete", {"file_path": "a.txt"})
+        == "The file /home/me/ws/a.txt has been deleted successfully."
+    )
+    assert "`The file {path} has been deleted successfully.`" in DOC
+
+
+def test_the_quoted_move_outcomes_and_the_halfway_text_are_what_move_says(
+    tmp_path: Path,
+) -> None:
+    from fsseam.testing.harness import execution, tools_context
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    fs = open_fs(str(root))
+    ctx = tools_context(fs, manage=True)
+    alice = execution()
+    for path in ("a.txt", "b.txt"):
+        ctx.tools.execute_sync("read", {"file_path": path}, alice)
+    moved = ctx.tools.execute_sync("move", {"source_path": "a.txt", "destination_path": "b.txt"})
+    assert moved.is_error  # no session: nothing was read
+    moved = ctx.tools.execute_sync(
+        "move", {"source_path": "a.txt", "destination_path": "b.txt"}, alice
+    )
+    src, dst = root / "a.txt", root / "b.txt"
+    assert moved.text == (
+        f"The file {src} has been moved to {dst} successfully. It replaced the file that was there."
+    )
+    assert "`The file {source} has been moved to {destination} successfully. It replaced" in DOC
+
+    # Someone else changes the source after the move read it, before its delete.
+    (root / "c.txt").write_text("c\n")
+    ctx.tools.execute_sync("read", {"file_path": "c.txt"}, alice)
+    dialect = fs.dialect
+    real_delete = dialect.delete
+
+    async def changed_first(path: str, expected: object) -> None:
+        (root / "c.txt").write_text("changed by someone else\n")
+        await real_delete(path, expected)  # type: ignore[arg-type]
+
+    dialect.delete = changed_first  # type: ignore[method-assign]
+    half = ctx.tools.execute_sync(
+        "move", {"source_path": "c.txt", "destination_path": "d.txt"}, alice
+    )
+    assert (root / "c.txt").read_text() == "changed by someone else\n"
+    assert (root / "d.txt").read_text() == "c\n"
+    message = half.text.removesuffix(" — re-read the file, then retry").split(": ", 1)[1]
+    quoted = message.replace(f'"{root}/c.txt"', '"…/a.txt"').replace(f'"{root}/d.txt"', '"…/b.txt"')
+    assert half.text.startswith("FS_STALE_VERSION: ")
+    assert quoted in DOC, quoted

@@ -1,17 +1,21 @@
-"""fsseam: safe read / write / edit tools for LLM agents over any fsspec store.
+"""fsseam: safe read / write / edit (and delete / move) tools for LLM agents over any fsspec store.
 
 Quick start::
+
+    from pathlib import Path
 
     from fsseam import (
         Agent, Context, DiscoveryTools, FileTools, ObservationPolicy, ToolExecution, open_fs,
     )
 
+    Path("workspace").mkdir(exist_ok=True)  # a local root must exist
     ctx = Context(open_fs("./workspace"))
     ctx.plugin(ObservationPolicy())
-    ctx.plugin(FileTools())
+    ctx.plugin(FileTools())                 # manage=True adds delete and move
     ctx.plugin(DiscoveryTools())            # optional: ls, glob, grep
     run = ToolExecution(agent=Agent(session="conversation-1"))  # any string id
     result = ctx.tools.execute_sync("read", {"file_path": "notes.txt"}, run)
+    print(result.text)  # FS_NOT_FOUND: "…/workspace/notes.txt" does not exist; ...
 """
 
 from fsseam.backends import DEFAULT_MAX_EDIT_BYTES, FsspecFileSystem, open_fs
