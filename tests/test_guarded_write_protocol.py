@@ -138,9 +138,23 @@ def test_dialects_take_the_root_at_construction() -> None:
 # -- on the stores --------------------------------------------------------------------
 
 
+@pytest.fixture
+def quick_s3_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore retries a 500 four times, waiting up to 1+2+4+8 s: keep the tries, not the waits.
+
+    Test-only: the outcome depends on what each try is answered, never on the wait.
+    """
+    from aiobotocore.endpoint import AioEndpoint
+
+    async def no_wait(_self: Any, _seconds: float) -> None:
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(AioEndpoint, "_sleep", no_wait)
+
+
 @pytest.mark.s3
 def test_a_5xx_answered_to_a_conditional_write_that_lost_is_a_conflict(
-    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem
+    s3_server: S3Emulator, s3_bucket: S3Bucket, s3_fs: FsspecFileSystem, quick_s3_retries: None
 ) -> None:
     """Ceph RGW answers losers of concurrent PUTs 500: unknown outcome, settled by the token."""
     QUIRKS.forget(s3_fs.dialect.store_id())
@@ -162,7 +176,7 @@ def test_a_5xx_answered_to_a_conditional_write_that_lost_is_a_conflict(
 
 @pytest.mark.s3
 def test_a_5xx_answered_to_a_conditional_write_whose_guard_holds_stays_an_io_error(
-    s3_server: S3Emulator, s3_fs: FsspecFileSystem
+    s3_server: S3Emulator, s3_fs: FsspecFileSystem, quick_s3_retries: None
 ) -> None:
     async def body() -> None:
         target = await s3_fs.resolve("a.txt")

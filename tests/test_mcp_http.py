@@ -291,17 +291,22 @@ def test_replicas_sharing_redis_let_a_session_read_on_one_and_edit_on_another(
     assert (root / "replicas.txt").read_text() == "one\n2\n"
 
 
-def test_eight_http_clients_times_fifteen_increments_end_at_120(
+def test_eight_http_clients_times_six_increments_end_at_48(
     fleet: tuple[list[Served], Path],
 ) -> None:
-    """Each client reads on one replica and edits on either; conflicts retry, none are lost."""
+    """Each client reads on one replica and edits on either; conflicts retry, none are lost.
+
+    Six each is enough: all eight start at once, so the rounds collide from
+    the first (eight readers, one winner), and the test checks that some
+    edits were refused as stale and retried.
+    """
     replicas, root = fleet
     (root / "counter.txt").write_text("0\n")
     rng = random.Random(11)
-    successes = 0
+    successes = stale = 0
 
     async def worker(index: int) -> None:
-        nonlocal successes
+        nonlocal successes, stale
         conversation = f"counter-{index}"
         async with (
             client(replicas[0].url, token=ALICE) as a,
@@ -309,7 +314,7 @@ def test_eight_http_clients_times_fifteen_increments_end_at_120(
         ):
             pair = (a, b)
             done = 0
-            while done < 15:
+            while done < 6:
                 seen = await call(rng.choice(pair), "read", session=conversation,
                                   file_path="counter.txt")  # fmt: skip
                 value = int(text(seen).split("1: ", 1)[1].split("\n", 1)[0])
@@ -321,6 +326,7 @@ def test_eight_http_clients_times_fifteen_increments_end_at_120(
                     successes += 1
                 else:
                     assert text(edit).startswith("FS_STALE_VERSION: "), text(edit)
+                    stale += 1
                     await anyio.sleep(rng.random() * 0.02)  # back off, as a real agent would
 
     async def body() -> None:
@@ -330,5 +336,6 @@ def test_eight_http_clients_times_fifteen_increments_end_at_120(
                     tasks.start_soon(worker, index)
 
     anyio.run(body)
-    assert successes == 120
-    assert (root / "counter.txt").read_text() == "120\n"
+    assert successes == 48
+    assert (root / "counter.txt").read_text() == "48\n"
+    assert stale > 0, "the eight clients never collided: the test proved nothing"

@@ -59,7 +59,9 @@ def test_mcp_toolset_model_sees_the_rendered_read_and_the_full_refusal(tmp_path:
     transport = StdioTransport(
         sys.executable, ["-m", "fsseam", "serve", str(root)], env=env(), cwd=str(root)
     )
-    agent = Agent(FunctionModel(model), toolsets=[MCPToolset(transport)])
+    # The server is a fresh interpreter importing fsseam and the MCP SDK: on a busy
+    # 2-core machine that takes longer than the toolset's default 5 s handshake timeout.
+    agent = Agent(FunctionModel(model), toolsets=[MCPToolset(transport, init_timeout=60)])
     result = agent.run_sync("Change beta to B in notes.txt")
     assert result.output == "done"
 
