@@ -58,21 +58,20 @@ class TestRGW(ConformanceSuite, RGWFixtures):
 def test_eight_processes_incrementing_one_counter_lose_nothing(
     rgw_server: RGWCluster, rgw_url: str
 ) -> None:
-    """8 OS processes x 10 guarded read->edit increments end at exactly 80.
+    """8 OS processes x 25 guarded read->edit increments end at exactly 200 (the issue's numbers).
 
-    Ten each is enough: the workers start together, so the first rounds
-    already collide (eight readers, one winner), and the test checks that
+    The workers start together, so the rounds collide; the test checks that
     races were lost and retried, not just that the sum is right.
     """
     spec = (rgw_url, dict(rgw_server.storage_options))
     fs = open_fs(rgw_url, **rgw_server.mount_options())
     counter = asyncio.run(fs.resolve("counter.txt"))
     asyncio.run(fs.write_text(counter, "count=0\n"))
-    job = {"op": "increment", "path": "counter.txt", "times": 10, "via": "edit"}
+    job = {"op": "increment", "path": "counter.txt", "times": 25, "via": "edit"}
     results = run_workers(spec, [job] * 8, timeout=120)
     for result in results:
         assert result.returncode == 0, result.stderr
-    assert counter_value(asyncio.run(fs.read_text(counter))) == 80
+    assert counter_value(asyncio.run(fs.read_text(counter))) == 200
     lost = sum(result.result["conflicts"] for result in results if result.result)
     assert lost > 0, "the eight workers never collided: the test proved nothing"
 
