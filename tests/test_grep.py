@@ -479,6 +479,9 @@ def test_grep_memory_stays_bounded_by_the_buffer(store: tuple[FileSystem, Any]) 
     block = b"".join(b"%07d some ordinary text to search through\n" % n for n in range(24_000))
     for i in range(48):  # 48 files of 1 MiB
         put(f"mb/{i:02}.txt", block[: 1 << 20])
+    # grep's own buffer, without the content cache: a file streamed to its end
+    # is kept there too (up to cache_bytes, 64 MiB, an LRU bounded on its own).
+    fs = open_fs(fs.root, cache_bytes=0)
     bounded = peak_memory_of_grep(fs, 4 << 20)
     unbounded = peak_memory_of_grep(fs, 1 << 40)  # only the 32 in flight limit it
     # 4 files of 1 MiB in flight, each held as its chunk, text and encoded copy.
