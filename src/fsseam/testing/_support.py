@@ -74,6 +74,14 @@ async def write(
     return await fs.write_text(await fs.resolve(path), content, expected)
 
 
+async def written(
+    fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
+) -> tuple[FsTarget, FsWriteOutcome]:
+    """Write ``content`` to ``path``, then resolve it: the target and the write's outcome."""
+    outcome = await write(fs, path, content, expected)
+    return await fs.resolve(path), outcome
+
+
 async def read(fs: FileSystem, path: str) -> str:
     """Resolve ``path`` and read its text."""
     return await fs.read_text(await fs.resolve(path))

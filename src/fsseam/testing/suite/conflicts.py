@@ -37,7 +37,7 @@ from fsseam.seam import (
     Present,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, in_threads, read, run, version, write
+from fsseam.testing._support import E, expect_error, in_threads, read, run, version, write, written
 from fsseam.testing._worker import counter_value, increment, read_versioned
 from fsseam.testing.faults import RequestLog
 from fsseam.testing.fixtures import RawStore
@@ -244,8 +244,7 @@ class ConflictSuite:
         fs = remembering
 
         async def body() -> None:
-            base = await write(fs, "a.txt", "base\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "base\n")
             guard = ReplaceIfVersion(base.version)
             same = await fs.write_text(target, "base\n", guard)  # identical bytes, new version
             first = await fs.write_text(target, "first\n", guard)  # the same text: proceeds

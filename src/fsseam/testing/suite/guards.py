@@ -31,7 +31,16 @@ from fsseam.seam import (
     FsError,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, read, result_or_error, run, version, write
+from fsseam.testing._support import (
+    E,
+    expect_error,
+    read,
+    result_or_error,
+    run,
+    version,
+    write,
+    written,
+)
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.faults import RequestLog, StoreFaults
 from fsseam.testing.fixtures import FsspecRawStore, RawStore
@@ -116,8 +125,7 @@ class GuardedWriteSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "count=1\n", CreateIfAbsent())
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "count=1\n", CreateIfAbsent())
             fault = faults.lose_write_answer()
             edit = FsEditRequest("count=1", "count=2")
             outcome = await fs.edit_text(target, edit, created.version)
@@ -162,8 +170,7 @@ class GuardedWriteSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "one\n", CreateIfAbsent())
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "one\n", CreateIfAbsent())
             fault = faults.fail_write()
             error = await expect_error(
                 E.FS_IO_ERROR, fs.write_text(target, "two\n", ReplaceIfVersion(created.version))
@@ -186,14 +193,13 @@ class GuardedWriteSuite:
         text = big_text(3 * CHUNK)
 
         async def body() -> None:
-            written = await write(fs, "big.txt", text, CreateIfAbsent())
-            target = await fs.resolve("big.txt")
+            target, stored = await written(fs, "big.txt", text, CreateIfAbsent())
             fault = faults.cut_read(after_bytes=CHUNK + 12345)
             got = await result_or_error(read_versioned(fs, target))
             if isinstance(got, FsError):
                 assert got.code is E.FS_IO_ERROR, got
             else:
-                assert got == (text, written.version), "not the text written, or its version"
+                assert got == (text, stored.version), "not the text written, or its version"
             assert fault.hits == 1, "the fault never fired"
 
         run(body())
