@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, FsPathInfo, ReplaceIfVersion
-from fsseam.testing._support import E, expect_error, read, run, version, write
+from fsseam.testing._support import E, expect_error, lstat_of, read, run, stat_of, version, write
 from fsseam.testing.fixtures import RawStore, SymlinkMaker
 
 __all__ = ["SymlinkSuite"]
@@ -55,8 +55,7 @@ class SymlinkSuite:
         async def body() -> None:
             link = await fs.resolve("link.txt")
             if change == "write":
-                current = await fs.stat(link)
-                assert current is not None
+                current = await stat_of(fs, link)
                 await fs.write_text(link, "x = 2\n", ReplaceIfVersion(current.version))
             elif change == "edit":
                 await fs.edit_text(link, FsEditRequest("1", "2"))
@@ -151,7 +150,6 @@ def _linked(fs: FileSystem, make_symlink: SymlinkMaker, content: str) -> None:
 
 
 async def _still_a_symlink(fs: FileSystem, path: str) -> FsPathInfo:
-    info = await fs.lstat(path)
-    assert info is not None
+    info = await lstat_of(fs, path)
     assert info.type == "symlink", f"{path} is no longer a symlink"
     return info
