@@ -29,6 +29,7 @@ from fsseam.seam import (
     FileSystem,
     FsEditRequest,
     FsError,
+    FsWriteIntent,
     ReplaceIfVersion,
 )
 from fsseam.testing._support import (
@@ -139,32 +140,23 @@ class GuardedWriteSuite:
 
     # -- unknown outcomes ----------------------------------------------------------
 
-    def test_an_unknown_outcome_whose_replace_landed_reports_success(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    @pytest.mark.parametrize("operation", ["update", "create"])
+    def test_an_unknown_outcome_whose_write_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, operation: str
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+            guard: FsWriteIntent = CreateIfAbsent()
+            if operation == "update":
+                created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+                guard = ReplaceIfVersion(created.version)
             fault = faults.fail_after_landing()
-            outcome = await write(fs, "a.txt", "new\n", ReplaceIfVersion(created.version))
+            outcome = await write(fs, "a.txt", "new\n", guard)
             assert fault.hits == 1, "the fault never fired"
-            assert outcome.operation == "update"
+            assert outcome.operation == operation
             assert outcome.version == await version(fs, "a.txt")
 
         run(body())
         assert raw.read_bytes("a.txt") == b"new\n"
-
-    def test_an_unknown_outcome_whose_create_landed_reports_success(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
-    ) -> None:
-        async def body() -> None:
-            fault = faults.fail_after_landing()
-            outcome = await write(fs, "new.txt", "fresh\n", CreateIfAbsent())
-            assert fault.hits == 1, "the fault never fired"
-            assert outcome.operation == "create"
-            assert outcome.version == await version(fs, "new.txt")
-
-        run(body())
-        assert raw.read_bytes("new.txt") == b"fresh\n"
 
     def test_a_write_that_never_landed_is_an_io_error_and_changes_nothing(
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
