@@ -45,6 +45,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
+from fsseam._extras import missing_extra
+
 try:
     import anyio
     from mcp import types
@@ -54,9 +56,7 @@ try:
     from mcp.shared.message import SessionMessage
     from pydantic import ValidationError
 except ImportError as exc:  # pragma: no cover - exercised by the CLI test in a subprocess
-    raise ImportError(
-        f'the MCP server needs the MCP SDK: pip install "fsseam[mcp]" ({exc})'
-    ) from exc
+    raise missing_extra("the MCP server", "the MCP SDK", "mcp", exc) from exc
 
 from fsseam import __version__
 from fsseam._wire import MAX_DEPTH, clean_text, depth_exceeds, find_request_id, first_surrogate

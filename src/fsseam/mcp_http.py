@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from fsseam._extras import missing_extra
+
 try:
     import uvicorn
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
@@ -54,9 +56,7 @@ try:
     from starlette.routing import Route
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the CLI reports it
-    raise ImportError(
-        f'the MCP HTTP server needs the MCP SDK: pip install "fsseam[mcp]" ({exc})'
-    ) from exc
+    raise missing_extra("the MCP HTTP server", "the MCP SDK", "mcp", exc) from exc
 
 from fsseam.host import Context
 from fsseam.mcp import build_server

@@ -43,6 +43,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from fsseam._extras import missing_extra
 from fsseam.host import UsageError
 from fsseam.seam import Absent, FsIOError, FsObservation, FsTargetKey, FsVersion, Present
 
@@ -463,9 +464,7 @@ class RedisObservationStore(ObservationStore):
         try:
             import redis.asyncio  # noqa: F401 - fail at construction, with the hint
         except ImportError as exc:
-            raise ImportError(
-                f'the Redis observation store needs redis-py: pip install "fsseam[redis]" ({exc})'
-            ) from exc
+            raise missing_extra("the Redis observation store", "redis-py", "redis", exc) from exc
         if ttl is not None and ttl <= 0:
             raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
         self.url = url

@@ -18,6 +18,8 @@ import unicodedata
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from fsseam._segments import match_segments
+
 __all__ = [
     "DEFAULT_DENY",
     "KEY_LIMITS",
@@ -140,37 +142,5 @@ def _folded(text: str) -> str:
 
 
 def _match(pattern: tuple[str, ...], parts: list[str]) -> bool:
-    """Glob match by components: ``**`` spans zero or more of them, other segments fnmatch one.
-
-    A simulation of the pattern's automaton: ``states`` holds every pattern
-    position reachable after the components seen so far, so each component
-    costs at most one step per position, with no backtracking.
-    """
-    end = len(pattern)
-
-    def closure(positions: set[int]) -> set[int]:
-        # A ``**`` may match nothing: being before it is also being after it.
-        out = set(positions)
-        todo = list(positions)
-        while todo:
-            i = todo.pop()
-            if i < end and pattern[i] == "**" and i + 1 not in out:
-                out.add(i + 1)
-                todo.append(i + 1)
-        return out
-
-    states = closure({0})
-    for part in parts:
-        step: set[int] = set()
-        for i in states:
-            if i == end:
-                continue
-            head = pattern[i]
-            if head == "**":
-                step.add(i)
-            elif fnmatchcase(part, head):
-                step.add(i + 1)
-        if not step:
-            return False
-        states = closure(step)
-    return end in states
+    """Glob match by components: ``**`` spans zero or more of them, other segments fnmatch one."""
+    return match_segments(pattern, parts, lambda segment, part: fnmatchcase(part, segment))

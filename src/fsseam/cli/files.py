@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,28 +71,23 @@ def version_argument(text: str) -> str:
 
 def register(parents: Parents) -> None:
     """Add ``read``, ``write``, ``edit`` and ``ls`` to the parser."""
-    read = parents.command(
+    read = _file_command(
+        parents,
         "read",
         "print a text file with numbered lines, as the read tool shows it",
         "Print PATH as the read tool renders it: numbered lines and a footer.",
-        parents=[parents.located],
     )
-    read.add_argument("path", metavar="PATH", help="local path or URL of the file")
     read.add_argument("--offset", type=positive, metavar="N", help="first line (1-based)")
     read.add_argument("--limit", type=positive, metavar="N", help="at most N lines")
-    read.add_argument(
-        "--show-version", action="store_true", help="print the file's version on stderr"
-    )
-    read.set_defaults(run=_cmd_read)
+    _finish(read, _cmd_read, "print the file's version on stderr")
 
-    write = parents.command(
+    write = _file_command(
+        parents,
         "write",
         "create or replace a file (content from --content or stdin)",
         "Write PATH atomically with --content TEXT, or with stdin's bytes when\n"
         "--content is not given. Without a guard flag the write is unconditional.",
-        parents=[parents.located],
     )
-    write.add_argument("path", metavar="PATH", help="local path or URL of the file")
     write.add_argument("--content", metavar="TEXT", help="the new content (default: stdin)")
     guard = write.add_mutually_exclusive_group()
     guard.add_argument(
@@ -103,19 +99,15 @@ def register(parents: Parents) -> None:
     guard.add_argument(
         "--create-only", action="store_true", help="create only; refuse if the file exists"
     )
-    write.add_argument(
-        "--show-version", action="store_true", help="print the new version on stderr"
-    )
-    write.set_defaults(run=_cmd_write)
+    _finish(write, _cmd_write, "print the new version on stderr")
 
-    edit = parents.command(
+    edit = _file_command(
+        parents,
         "edit",
         "replace exact text in a file",
         "Replace the exact text --old with --new in PATH, atomically. --old must\n"
         "occur once unless --replace-all; the file's line endings are kept.",
-        parents=[parents.located],
     )
-    edit.add_argument("path", metavar="PATH", help="local path or URL of the file")
     edit.add_argument("--old", required=True, metavar="TEXT", help="exact text to replace")
     edit.add_argument("--new", required=True, metavar="TEXT", help="replacement text")
     edit.add_argument("--replace-all", action="store_true", help="replace every occurrence")
@@ -125,8 +117,7 @@ def register(parents: Parents) -> None:
         type=version_argument,
         help="edit only while the file is at version V (else exit 5)",
     )
-    edit.add_argument("--show-version", action="store_true", help="print the new version on stderr")
-    edit.set_defaults(run=_cmd_edit)
+    _finish(edit, _cmd_edit, "print the new version on stderr")
 
     ls = parents.command(
         "ls",
@@ -138,6 +129,23 @@ def register(parents: Parents) -> None:
     )
     ls.add_argument("path", nargs="?", default=".", metavar="PATH", help="directory to list")
     ls.set_defaults(run=_cmd_ls)
+
+
+def _file_command(
+    parents: Parents, name: str, summary: str, description: str
+) -> argparse.ArgumentParser:
+    """A subcommand on one file: the mount options, then its PATH."""
+    command = parents.command(name, summary, description, parents=[parents.located])
+    command.add_argument("path", metavar="PATH", help="local path or URL of the file")
+    return command
+
+
+def _finish(
+    command: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], shown: str
+) -> None:
+    """``--show-version`` (help ``shown``) last, and the function the subcommand runs."""
+    command.add_argument("--show-version", action="store_true", help=shown)
+    command.set_defaults(run=run)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ __all__ = ["register"]
 
 def register(parents: Parents) -> None:
     """Add ``grep`` and ``glob`` to the parser."""
-    grep = parents.command(
+    grep = _search_command(
+        parents,
         "grep",
         "search file contents for a regular expression (RE2), as the grep tool does",
         "Search the text files below PATH (default: the current directory) for\n"
@@ -35,11 +36,8 @@ def register(parents: Parents) -> None:
         "(N:COL: …window… inside a long line). Binary and non-UTF-8 files are\n"
         "skipped. On object stores files are fetched concurrently. Exit status 0\n"
         "whether or not anything matched.",
-        parents=[parents.located],
-    )
-    grep.add_argument("pattern", metavar="PATTERN", help="RE2 regular expression")
-    grep.add_argument(
-        "path", nargs="?", default=".", metavar="PATH", help="directory or file to search"
+        pattern="RE2 regular expression",
+        path="directory or file to search",
     )
     grep.add_argument("--glob", metavar="GLOB", help='only files matching GLOB, e.g. "*.py"')
     grep.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive")
@@ -53,19 +51,27 @@ def register(parents: Parents) -> None:
     )
     grep.set_defaults(run=_cmd_grep)
 
-    glob = parents.command(
+    glob = _search_command(
+        parents,
         "glob",
         "find files by name pattern, as the glob tool does",
         "Print the files below PATH (default: the current directory) matching\n"
         'PATTERN ("**/*.py", "src/**/test_*.{ts,tsx}"), sorted, relative to the\n'
         "mounted root. On object stores only listing pages are requested.",
-        parents=[parents.located],
-    )
-    glob.add_argument("pattern", metavar="PATTERN", help="glob pattern (* ? [] ** {a,b})")
-    glob.add_argument(
-        "path", nargs="?", default=".", metavar="PATH", help="directory to search below"
+        pattern="glob pattern (* ? [] ** {a,b})",
+        path="directory to search below",
     )
     glob.set_defaults(run=_cmd_glob)
+
+
+def _search_command(
+    parents: Parents, name: str, summary: str, description: str, *, pattern: str, path: str
+) -> argparse.ArgumentParser:
+    """A subcommand that searches below a directory: the mount options, PATTERN, PATH."""
+    command = parents.command(name, summary, description, parents=[parents.located])
+    command.add_argument("pattern", metavar="PATTERN", help=pattern)
+    command.add_argument("path", nargs="?", default=".", metavar="PATH", help=path)
+    return command
 
 
 def _human(size: int) -> str:

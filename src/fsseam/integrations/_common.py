@@ -6,18 +6,23 @@ No framework is imported here; each adapter module imports its own.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from fsseam.host import Agent, Context, ToolExecution
+from fsseam.host import Agent, Context, ToolExecution, ToolResult
 
 __all__ = [
+    "chosen_session",
     "execution_for",
+    "run_tool",
+    "run_tool_sync",
     "session_string",
     "strict_schema",
     "tool_specs",
     "without_null_defaults",
 ]
+
+C = TypeVar("C")
 
 
 def session_string(value: object, *, source: str) -> str:
@@ -38,6 +43,44 @@ def session_string(value: object, *, source: str) -> str:
 def execution_for(session: str) -> ToolExecution:
     """The :class:`ToolExecution` of one call in conversation ``session``."""
     return ToolExecution(agent=Agent(session=session))
+
+
+def chosen_session(
+    session: str | Callable[[C], str] | None,
+    context: C,
+    *,
+    owner: str,
+    default: Callable[[C], tuple[object, str]],
+) -> str:
+    """The session of one call: what ``owner`` was given, else the framework's conversation id.
+
+    ``session`` is a string or a callable taking the framework's ``context``;
+    ``default(context)`` gives ``(conversation id, where it came from)``, or
+    raises the framework's own error when the run names no conversation.
+    """
+    whose = f"{owner}'" if owner.endswith("s") else f"{owner}'s"
+    if isinstance(session, str):
+        return session_string(session, source=f"{owner}(session=...)")
+    if session is not None:
+        return session_string(session(context), source=f"{whose} session callable")
+    value, source = default(context)
+    return session_string(value, source=source)
+
+
+async def run_tool(
+    ctx: Context, name: str, schema: Mapping[str, Any], arguments: Any, session: str
+) -> ToolResult:
+    """Run tool ``name`` in conversation ``session``; a ``null`` optional argument: its default."""
+    args = without_null_defaults(schema, arguments)
+    return await ctx.tools.execute(name, args, execution_for(session))
+
+
+def run_tool_sync(
+    ctx: Context, name: str, schema: Mapping[str, Any], arguments: Any, session: str
+) -> ToolResult:
+    """:func:`run_tool` for a framework that calls tools synchronously."""
+    args = without_null_defaults(schema, arguments)
+    return ctx.tools.execute_sync(name, args, execution_for(session))
 
 
 def tool_specs(ctx: Context) -> list[dict[str, Any]]:

@@ -20,22 +20,16 @@ langchain-core is imported here and nowhere else (``pip install "fsseam[langchai
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from fsseam._extras import missing_extra
+
 try:
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        f'fsseam.integrations.langchain needs langchain-core: pip install "fsseam[langchain]" '
-        f"({exc})"
-    ) from exc
+    raise missing_extra(__name__, "langchain-core", "langchain", exc) from exc
 
 from fsseam.host import Context, ToolResult
-from fsseam.integrations._common import (
-    execution_for,
-    session_string,
-    tool_specs,
-    without_null_defaults,
-)
+from fsseam.integrations._common import chosen_session, run_tool, run_tool_sync, tool_specs
 
 __all__ = ["fsseam_tools"]
 
@@ -43,10 +37,10 @@ Session = str | Callable[[RunnableConfig], str] | None
 
 
 def _session_of(session: Session, config: RunnableConfig) -> str:
-    if isinstance(session, str):
-        return session_string(session, source="fsseam_tools(session=...)")
-    if session is not None:
-        return session_string(session(config), source="fsseam_tools' session callable")
+    return chosen_session(session, config, owner="fsseam_tools", default=_thread_id)
+
+
+def _thread_id(config: RunnableConfig) -> tuple[object, str]:
     thread = (config.get("configurable") or {}).get("thread_id")
     if thread is None:
         raise ValueError(
@@ -55,7 +49,7 @@ def _session_of(session: Session, config: RunnableConfig) -> str:
             "or build them with fsseam_tools(ctx, session=...)"
         )
     # LangGraph accepts any thread id and keys checkpoints by its string form.
-    return session_string(str(thread), source='configurable["thread_id"]')
+    return str(thread), 'configurable["thread_id"]'
 
 
 def _text(result: ToolResult) -> str:
@@ -69,14 +63,12 @@ def _tool(ctx: Context, spec: Mapping[str, Any], session: Session) -> Structured
     schema: dict[str, Any] = spec["parameters"]
 
     def run(config: RunnableConfig, **arguments: Any) -> str:
-        execution = execution_for(_session_of(session, config))
-        args = without_null_defaults(schema, arguments)
-        return _text(ctx.tools.execute_sync(name, args, execution))
+        owner = _session_of(session, config)
+        return _text(run_tool_sync(ctx, name, schema, arguments, owner))
 
     async def arun(config: RunnableConfig, **arguments: Any) -> str:
-        execution = execution_for(_session_of(session, config))
-        args = without_null_defaults(schema, arguments)
-        return _text(await ctx.tools.execute(name, args, execution))
+        owner = _session_of(session, config)
+        return _text(await run_tool(ctx, name, schema, arguments, owner))
 
     return StructuredTool(
         name=name,

@@ -20,24 +20,17 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from fsseam._extras import missing_extra
+
 try:
     from agents import FunctionTool
     from agents.exceptions import UserError
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        "fsseam.integrations.openai_agents needs the OpenAI Agents SDK: "
-        f'pip install "fsseam[openai-agents]" ({exc})'
-    ) from exc
+    raise missing_extra(__name__, "the OpenAI Agents SDK", "openai-agents", exc) from exc
 
 from fsseam.host import Context
-from fsseam.integrations._common import (
-    execution_for,
-    session_string,
-    strict_schema,
-    tool_specs,
-    without_null_defaults,
-)
+from fsseam.integrations._common import chosen_session, run_tool, strict_schema, tool_specs
 
 __all__ = ["fsseam_tools"]
 
@@ -45,10 +38,10 @@ Session = str | Callable[[ToolContext[Any]], str] | None
 
 
 def _session_of(session: Session, context: ToolContext[Any]) -> str:
-    if isinstance(session, str):
-        return session_string(session, source="fsseam_tools(session=...)")
-    if session is not None:
-        return session_string(session(context), source="fsseam_tools' session callable")
+    return chosen_session(session, context, owner="fsseam_tools", default=_group_id)
+
+
+def _group_id(context: ToolContext[Any]) -> tuple[object, str]:
     group = context.run_config.group_id if context.run_config is not None else None
     if group is None:
         raise UserError(
@@ -56,7 +49,7 @@ def _session_of(session: Session, context: ToolContext[Any]) -> str:
             "(a string, or a callable taking the ToolContext), or run with "
             "RunConfig(group_id=CONVERSATION_ID)"
         )
-    return session_string(group, source="RunConfig.group_id")
+    return group, "RunConfig.group_id"
 
 
 def _invoker(
@@ -68,9 +61,7 @@ def _invoker(
             parsed: Any = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             return f"INVALID_ARGUMENTS: {name} arguments are not valid JSON ({exc})"
-        args = without_null_defaults(schema, parsed)
-        result = await ctx.tools.execute(name, args, execution_for(owner))
-        return result.text
+        return (await run_tool(ctx, name, schema, parsed, owner)).text
 
     return invoke
 

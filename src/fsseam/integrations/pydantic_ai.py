@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fsseam._extras import missing_extra
+
 try:
     from pydantic_ai import RunContext, ToolDefinition
     from pydantic_ai.exceptions import ToolFailed
@@ -24,18 +26,10 @@ try:
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        f'fsseam.integrations.pydantic_ai needs pydantic-ai: pip install "fsseam[pydantic-ai]" '
-        f"({exc})"
-    ) from exc
+    raise missing_extra(__name__, "pydantic-ai", "pydantic-ai", exc) from exc
 
 from fsseam.host import Context
-from fsseam.integrations._common import (
-    execution_for,
-    session_string,
-    tool_specs,
-    without_null_defaults,
-)
+from fsseam.integrations._common import chosen_session, run_tool, tool_specs
 
 __all__ = ["FsseamToolset"]
 
@@ -77,11 +71,7 @@ class FsseamToolset(AbstractToolset[AgentDepsT]):
         return self._id
 
     def _session_of(self, run: RunContext[AgentDepsT]) -> str:
-        if self._session is None:
-            return session_string(run.conversation_id, source="RunContext.conversation_id")
-        if isinstance(self._session, str):
-            return session_string(self._session, source="FsseamToolset(session=...)")
-        return session_string(self._session(run), source="FsseamToolset's session callable")
+        return chosen_session(self._session, run, owner="FsseamToolset", default=_conversation_id)
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """One tool per tool registered on the fsseam Context, schemas unchanged."""
@@ -110,8 +100,12 @@ class FsseamToolset(AbstractToolset[AgentDepsT]):
         tool: ToolsetTool[AgentDepsT],
     ) -> str:
         """Run ``name``; the model gets ``ToolResult.text``, a refusal as ``ToolFailed``."""
-        args = without_null_defaults(tool.tool_def.parameters_json_schema, tool_args)
-        result = await self._ctx.tools.execute(name, args, execution_for(self._session_of(ctx)))
+        schema = tool.tool_def.parameters_json_schema
+        result = await run_tool(self._ctx, name, schema, tool_args, self._session_of(ctx))
         if result.is_error:
             raise ToolFailed(result.text)
         return result.text
+
+
+def _conversation_id(run: RunContext[Any]) -> tuple[object, str]:
+    return run.conversation_id, "RunContext.conversation_id"

@@ -1,91 +1,14 @@
 """The seam: value types, errors and the abstract file system (no fsspec here)."""
 
-from fsseam.seam.errors import (
-    FsAborted,
-    FsAmbiguousEdit,
-    FsEditNotFound,
-    FsError,
-    FsErrorCode,
-    FsIOError,
-    FsMoveIncomplete,
-    FsNotDirectory,
-    FsNotFound,
-    FsNotObserved,
-    FsNotRegularFile,
-    FsNotText,
-    FsPermissionDenied,
-    FsSandboxDenied,
-    FsStaleVersion,
-    FsTooLarge,
-)
-from fsseam.seam.events import FS_COMMITTED, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT
+# Each submodule's ``__all__`` is the one list of its public names; the
+# package re-exports them rather than repeating them.
+from fsseam.seam import errors, events, types
+from fsseam.seam.errors import *  # noqa: F403
+from fsseam.seam.events import *  # noqa: F403
 from fsseam.seam.filesystem import FileSystem, FsTextStream
-from fsseam.seam.types import (
-    Absent,
-    CreateIfAbsent,
-    FsCapabilities,
-    FsDeleteOutcome,
-    FsDirEntry,
-    FsEditIntent,
-    FsEditOutcome,
-    FsEditRequest,
-    FsInfo,
-    FsMoveOutcome,
-    FsObservation,
-    FsPathInfo,
-    FsTarget,
-    FsTargetKey,
-    FsVersion,
-    FsWalkEntry,
-    FsWriteIntent,
-    FsWriteOutcome,
-    Present,
-    RebaseIfClean,
-    ReplaceIfVersion,
-)
+from fsseam.seam.types import *  # noqa: F403
 
-__all__ = [
-    "FS_COMMITTED",
-    "FS_EDIT_INTENT",
-    "FS_OBSERVED",
-    "FS_WRITE_INTENT",
-    "Absent",
-    "CreateIfAbsent",
-    "FileSystem",
-    "FsAborted",
-    "FsAmbiguousEdit",
-    "FsCapabilities",
-    "FsDeleteOutcome",
-    "FsDirEntry",
-    "FsEditIntent",
-    "FsEditNotFound",
-    "FsEditOutcome",
-    "FsEditRequest",
-    "FsError",
-    "FsErrorCode",
-    "FsIOError",
-    "FsInfo",
-    "FsMoveIncomplete",
-    "FsMoveOutcome",
-    "FsNotDirectory",
-    "FsNotFound",
-    "FsNotObserved",
-    "FsNotRegularFile",
-    "FsNotText",
-    "FsObservation",
-    "FsPathInfo",
-    "FsPermissionDenied",
-    "FsSandboxDenied",
-    "FsStaleVersion",
-    "FsTarget",
-    "FsTargetKey",
-    "FsTextStream",
-    "FsTooLarge",
-    "FsVersion",
-    "FsWalkEntry",
-    "FsWriteIntent",
-    "FsWriteOutcome",
-    "Present",
-    "RebaseIfClean",
-    "ReplaceIfVersion",
-]
+__all__ = ["FileSystem", "FsTextStream"]
+__all__ += errors.__all__
+__all__ += events.__all__
+__all__ += types.__all__

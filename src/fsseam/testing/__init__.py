@@ -30,6 +30,7 @@ pytest.register_assert_rewrite(
     "fsseam.testing.suite", "fsseam.testing.fixtures", "fsseam.testing._support"
 )
 
+from fsseam.testing import suite  # noqa: E402
 from fsseam.testing.faults import (  # noqa: E402
     ArmedFault,
     ProxyFaults,
@@ -46,62 +47,21 @@ from fsseam.testing.fixtures import (  # noqa: E402
     SymlinkMaker,
 )
 from fsseam.testing.harness import DelegatingFileSystem  # noqa: E402
-from fsseam.testing.suite import (  # noqa: E402
-    CapabilitySuite,
-    ConcurrencySuite,
-    ConflictSuite,
-    ConformanceSuite,
-    CrossProcessSuite,
-    DiscoverySuite,
-    EditSuite,
-    GuardedWriteSuite,
-    ListDirSuite,
-    LocalDiskSuite,
-    ManageSuite,
-    ManageToolSuite,
-    MultiEditSuite,
-    ReadOnlySuite,
-    ReadSuite,
-    ResolveSuite,
-    RoundTripSuite,
-    StatSuite,
-    StreamSuite,
-    SymlinkSuite,
-    WriteSuite,
-)
+from fsseam.testing.suite import *  # noqa: E402, F403
 
 __all__ = [
     "ArmedFault",
-    "CapabilitySuite",
-    "ConcurrencySuite",
-    "ConflictSuite",
-    "ConformanceSuite",
-    "CrossProcessSuite",
     "DelegatingFileSystem",
-    "DiscoverySuite",
-    "EditSuite",
     "FileSystemFixtures",
     "FileSystemOpener",
     "FsSpec",
     "FsspecRawStore",
-    "GuardedWriteSuite",
-    "ListDirSuite",
-    "LocalDiskSuite",
-    "ManageSuite",
-    "ManageToolSuite",
-    "MultiEditSuite",
     "ProxyFaults",
     "ProxyRequestLog",
     "RawStore",
-    "ReadOnlySuite",
-    "ReadSuite",
     "RequestLog",
-    "ResolveSuite",
-    "RoundTripSuite",
-    "StatSuite",
     "StoreFaults",
-    "StreamSuite",
     "SymlinkMaker",
-    "SymlinkSuite",
-    "WriteSuite",
 ]
+# The suite classes are listed once, in ``fsseam.testing.suite``.
+__all__ += suite.__all__

@@ -22,6 +22,8 @@ from fsseam.seam import (
     FileSystem,
     FsError,
     FsErrorCode,
+    FsInfo,
+    FsPathInfo,
     FsTarget,
     FsVersion,
     FsWriteIntent,
@@ -72,6 +74,28 @@ async def write(
 ) -> FsWriteOutcome:
     """Resolve ``path`` and write ``content`` to it."""
     return await fs.write_text(await fs.resolve(path), content, expected)
+
+
+async def written(
+    fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
+) -> tuple[FsTarget, FsWriteOutcome]:
+    """Write ``content`` to ``path``, then resolve it: the target and the write's outcome."""
+    outcome = await write(fs, path, content, expected)
+    return await fs.resolve(path), outcome
+
+
+async def stat_of(fs: FileSystem, target: FsTarget) -> FsInfo:
+    """``fs.stat(target)`` of a file that must exist."""
+    info = await fs.stat(target)
+    assert info is not None, f"{target.display_path} does not exist"
+    return info
+
+
+async def lstat_of(fs: FileSystem, path: str, *, cwd: str | None = None) -> FsPathInfo:
+    """``fs.lstat(path)`` of a path that must exist."""
+    info = await fs.lstat(path, cwd=cwd)
+    assert info is not None, f"{path} does not exist"
+    return info
 
 
 async def read(fs: FileSystem, path: str) -> str:

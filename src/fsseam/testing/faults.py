@@ -26,7 +26,15 @@ from typing import Protocol
 
 from fsseam.testing.emulators.proxy import Fault, Recorded, RecordingProxy
 
-__all__ = ["ArmedFault", "ProxyFaults", "ProxyRequestLog", "RequestLog", "StoreFaults"]
+__all__ = [
+    "ArmedFault",
+    "CountingRequestLog",
+    "ProxyFaults",
+    "ProxyRequestLog",
+    "RequestLog",
+    "SeenCounter",
+    "StoreFaults",
+]
 
 
 class ArmedFault(Protocol):
@@ -161,15 +169,28 @@ def _is_delete(rec: Recorded) -> bool:
     return rec.method == "DELETE"
 
 
-class ProxyRequestLog(RequestLog):
-    """:class:`RequestLog` over a :class:`RecordingProxy` (every request counts)."""
+class SeenCounter(Protocol):
+    """Anything that counts the requests it has seen: a proxy, an emulator."""
 
-    def __init__(self, proxy: RecordingProxy) -> None:
-        self.proxy = proxy
-        self._start = proxy.seen
+    @property
+    def seen(self) -> int:
+        """Requests seen so far."""
+        ...
+
+
+class CountingRequestLog(RequestLog):
+    """:class:`RequestLog` over a :class:`SeenCounter` (every request counts)."""
+
+    def __init__(self, counter: SeenCounter) -> None:
+        self._counter = counter
+        self._start = counter.seen
 
     def clear(self) -> None:
-        self._start = self.proxy.seen
+        self._start = self._counter.seen
 
     def count(self) -> int:
-        return self.proxy.seen - self._start
+        return self._counter.seen - self._start
+
+
+class ProxyRequestLog(CountingRequestLog):
+    """:class:`RequestLog` over a :class:`RecordingProxy` (every request counts)."""

@@ -7,17 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import (
-    FS_COMMITTED,
-    FS_OBSERVED,
-    FsEditRequest,
-    FsStaleVersion,
-    Present,
-)
-from fsseam.tools.conflict import applied_on_top, stale_result
-from fsseam.tools.intent import edit_intent
+from fsseam.seam import FsEditRequest
+from fsseam.tools.intent import guarded_edit
 from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
-from fsseam.tools.snippet import success
 
 __all__ = ["EditTool"]
 
@@ -49,24 +41,18 @@ class EditTool:
         """Edit at the version the policy expects (any version without a policy)."""
         parsed = parse_args(self.name, EditArgs, args)
         target = await ctx.fs.resolve(parsed.file_path)
-        expected = await edit_intent(ctx, execution, target, "edit")
         request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
-        try:
-            outcome = await ctx.fs.edit_text(target, request, expected)
-        except FsStaleVersion as exc:
-            return stale_result(ctx, execution, target, exc, kind="edit")
         path = target.display_path
         if parsed.replace_all:
             text = f"The file {path} has been updated. All occurrences were successfully replaced."
         else:
             text = f"The file {path} has been updated successfully."
-        whole = True
-        if outcome.rebased is not None:
-            text, whole = applied_on_top(text, outcome.rebased)
-        if whole:
-            ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
-        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
-        value = {"path": path, "replacements": outcome.replacements, "version": outcome.version}
-        return await success(
-            text, path, outcome.before, outcome.after, value, snippets=self.snippets
+        return await guarded_edit(
+            ctx,
+            execution,
+            target,
+            lambda expected: ctx.fs.edit_text(target, request, expected),
+            first_line=text,
+            value={},
+            snippets=self.snippets,
         )

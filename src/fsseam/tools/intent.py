@@ -8,12 +8,27 @@ refusal goes out.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fsseam.host import Context, ToolExecution
-from fsseam.seam import FS_EDIT_INTENT, FsError, FsNotObserved, FsNotRegularFile, FsTarget
+from fsseam.host import Context, ToolExecution, ToolResult
+from fsseam.seam import (
+    FS_COMMITTED,
+    FS_EDIT_INTENT,
+    FS_OBSERVED,
+    FsEditOutcome,
+    FsError,
+    FsNotObserved,
+    FsNotRegularFile,
+    FsStaleVersion,
+    FsTarget,
+    FsVersion,
+    Present,
+)
+from fsseam.tools.conflict import applied_on_top, stale_result
+from fsseam.tools.snippet import success
 
-__all__ = ["edit_intent"]
+__all__ = ["edit_intent", "guarded_edit"]
 
 
 async def edit_intent(
@@ -40,3 +55,37 @@ async def edit_intent(
         raise FsNotRegularFile(
             f'"{shown}" is {what}, not a file; {verb} a file inside it (ls lists them)'
         ) from None
+
+
+async def guarded_edit(
+    ctx: Context,
+    execution: ToolExecution | None,
+    target: FsTarget,
+    apply: Callable[[FsVersion | None], Awaitable[FsEditOutcome]],
+    *,
+    first_line: str,
+    value: dict[str, Any],
+    snippets: bool,
+) -> ToolResult:
+    """``edit`` and ``multi_edit`` after parsing: ``apply`` at the edit intent, then the result.
+
+    A stale refusal shows the change (:func:`~fsseam.tools.conflict.stale_result`);
+    a rebased edit shows the change it landed on, and the session observes the
+    new version only when that change was shown whole. ``value`` goes between
+    the result's ``path`` and its ``replacements`` and ``version``.
+    """
+    expected = await edit_intent(ctx, execution, target, "edit")
+    try:
+        outcome = await apply(expected)
+    except FsStaleVersion as exc:
+        return stale_result(ctx, execution, target, exc, kind="edit")
+    text, whole = first_line, True
+    if outcome.rebased is not None:
+        text, whole = applied_on_top(text, outcome.rebased)
+    if whole:
+        ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+    ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
+    path = target.display_path
+    result = {"path": path, **value}
+    result |= {"replacements": outcome.replacements, "version": outcome.version}
+    return await success(text, path, outcome.before, outcome.after, result, snippets=snippets)

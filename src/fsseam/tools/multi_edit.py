@@ -7,17 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import (
-    FS_COMMITTED,
-    FS_OBSERVED,
-    FsEditRequest,
-    FsStaleVersion,
-    Present,
-)
-from fsseam.tools.conflict import applied_on_top, stale_result
-from fsseam.tools.intent import edit_intent
+from fsseam.seam import FsEditRequest
+from fsseam.tools.intent import guarded_edit
 from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs, parse_args
-from fsseam.tools.snippet import success
 
 __all__ = ["MultiEditTool"]
 
@@ -51,30 +43,18 @@ class MultiEditTool:
         """Apply every edit at the version the policy expects (any version without one)."""
         parsed = parse_args(self.name, MultiEditArgs, args)
         target = await ctx.fs.resolve(parsed.file_path)
-        expected = await edit_intent(ctx, execution, target, "edit")
         requests = [FsEditRequest(e.old_string, e.new_string, e.replace_all) for e in parsed.edits]
-        try:
-            outcome = await ctx.fs.edit_text_many(target, requests, expected)
-        except FsStaleVersion as exc:
-            return stale_result(ctx, execution, target, exc, kind="edit")
-        path = target.display_path
         count = len(requests)
         text = (
-            f"The file {path} has been updated successfully "
+            f"The file {target.display_path} has been updated successfully "
             f"({count} edit{'s' if count != 1 else ''} applied)."
         )
-        whole = True
-        if outcome.rebased is not None:
-            text, whole = applied_on_top(text, outcome.rebased)
-        if whole:
-            ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
-        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
-        value = {
-            "path": path,
-            "edits": count,
-            "replacements": outcome.replacements,
-            "version": outcome.version,
-        }
-        return await success(
-            text, path, outcome.before, outcome.after, value, snippets=self.snippets
+        return await guarded_edit(
+            ctx,
+            execution,
+            target,
+            lambda expected: ctx.fs.edit_text_many(target, requests, expected),
+            first_line=text,
+            value={"edits": count},
+            snippets=self.snippets,
         )

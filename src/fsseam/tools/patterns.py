@@ -20,6 +20,7 @@ from itertools import pairwise
 
 import re2  # type: ignore[import-untyped]
 
+from fsseam._segments import match_segments
 from fsseam.host import ToolArgumentsError
 
 __all__ = [
@@ -191,38 +192,10 @@ class GlobPattern:
 
 
 def _match(pattern: tuple[str, ...], parts: list[str]) -> bool:
-    """Segment matching as a set of positions in ``pattern`` (an NFA, no recursion).
-
-    Time is O(len(pattern) x len(parts)) whatever the ``**`` count, and the
-    stack stays flat however deep the pattern or the path.
-    """
-    size = len(pattern)
-
-    def closure(states: set[int]) -> set[int]:
-        # "**" also matches zero segments: being before it means being after it too.
-        out = set(states)
-        for state in sorted(states):
-            at = state
-            while at < size and pattern[at] == "**":
-                at += 1
-                out.add(at)
-        return out
-
-    states = closure({0})
-    for part in parts:
-        following: set[int] = set()
-        for state in states:
-            if state == size:
-                continue
-            segment = pattern[state]
-            if segment == "**":
-                following.add(state)  # "**" swallows this segment and may go on
-            elif _segment_regex(segment).match(part) is not None:
-                following.add(state + 1)
-        if not following:
-            return False
-        states = closure(following)
-    return size in states
+    """Segment matching (:func:`~fsseam._segments.match_segments`), each segment a glob regex."""
+    return match_segments(
+        pattern, parts, lambda segment, part: _segment_regex(segment).match(part) is not None
+    )
 
 
 class LineSearcher:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -96,10 +96,15 @@ def _encodable(text: str) -> bool:
     return text.isascii() or _SURROGATE.search(text) is None
 
 
-class ReadArgs(_Args):
-    """Arguments of ``read``; a negative ``offset`` counts from the end (``-N``: last N lines)."""
+class _FileArgs(_Args):
+    """Arguments that start with the ``file_path`` of one file."""
 
     file_path: StrictStr
+
+
+class ReadArgs(_FileArgs):
+    """Arguments of ``read``; a negative ``offset`` counts from the end (``-N``: last N lines)."""
+
     offset: StrictInt | None = None
     limit: StrictInt | None = Field(default=None, ge=1)
 
@@ -113,39 +118,21 @@ class ReadArgs(_Args):
         return value
 
 
-class WriteArgs(_Args):
+class WriteArgs(_FileArgs):
     """Arguments of ``write``."""
 
-    file_path: StrictStr
     content: StrictStr
 
 
-class EditArgs(_Args):
-    """Arguments of ``edit``."""
-
-    file_path: StrictStr
-    old_string: StrictStr = Field(min_length=1)
-    new_string: StrictStr
-    replace_all: StrictBool = False
-
-    @model_validator(mode="after")
-    def _differs(self) -> EditArgs:
-        if self.old_string == self.new_string:
-            raise ValueError(
-                "new_string: must differ from old_string (the edit would change nothing)"
-            )
-        return self
-
-
 class EditItem(_Args):
-    """One replacement of ``multi_edit``."""
+    """One replacement of ``multi_edit`` (and, with ``file_path``, of ``edit``)."""
 
     old_string: StrictStr = Field(min_length=1)
     new_string: StrictStr
     replace_all: StrictBool = False
 
     @model_validator(mode="after")
-    def _differs(self) -> EditItem:
+    def _differs(self) -> Self:
         if self.old_string == self.new_string:
             raise ValueError(
                 "new_string: must differ from old_string (the edit would change nothing)"
@@ -153,10 +140,13 @@ class EditItem(_Args):
         return self
 
 
-class MultiEditArgs(_Args):
+class EditArgs(EditItem, _FileArgs):
+    """Arguments of ``edit``: ``file_path`` first, then one replacement."""
+
+
+class MultiEditArgs(_FileArgs):
     """Arguments of ``multi_edit``."""
 
-    file_path: StrictStr
     edits: list[EditItem] = Field(min_length=1)
 
 
@@ -216,36 +206,33 @@ WRITE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_REPLACEMENT: dict[str, Any] = {
+    "old_string": {
+        "type": "string",
+        "description": (
+            "Exact text to replace, copied from the file without the line-number prefix. "
+            "Must match exactly once unless replace_all is true."
+        ),
+    },
+    "new_string": {
+        "type": "string",
+        "description": "Text to put in its place (must differ from old_string).",
+    },
+    "replace_all": {
+        "type": "boolean",
+        "description": "Replace every occurrence of old_string (default false).",
+    },
+}
+"""The properties of one replacement, in ``edit`` and in each of ``multi_edit``'s edits."""
+
 EDIT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "file_path": _FILE_PATH,
-        "old_string": {
-            "type": "string",
-            "description": (
-                "Exact text to replace, copied from the file without the line-number prefix. "
-                "Must match exactly once unless replace_all is true."
-            ),
-        },
-        "new_string": {
-            "type": "string",
-            "description": "Text to put in its place (must differ from old_string).",
-        },
-        "replace_all": {
-            "type": "boolean",
-            "description": "Replace every occurrence of old_string (default false).",
-        },
+        **_REPLACEMENT,
     },
     "required": ["file_path", "old_string", "new_string"],
     "additionalProperties": False,
-}
-
-_OLD_STRING = {
-    "type": "string",
-    "description": (
-        "Exact text to replace, copied from the file without the line-number prefix. "
-        "Must match exactly once unless replace_all is true."
-    ),
 }
 
 MULTI_EDIT_SCHEMA: dict[str, Any] = {
@@ -261,17 +248,7 @@ MULTI_EDIT_SCHEMA: dict[str, Any] = {
             ),
             "items": {
                 "type": "object",
-                "properties": {
-                    "old_string": _OLD_STRING,
-                    "new_string": {
-                        "type": "string",
-                        "description": "Text to put in its place (must differ from old_string).",
-                    },
-                    "replace_all": {
-                        "type": "boolean",
-                        "description": "Replace every occurrence of old_string (default false).",
-                    },
-                },
+                "properties": _REPLACEMENT,
                 "required": ["old_string", "new_string"],
                 "additionalProperties": False,
             },

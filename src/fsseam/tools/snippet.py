@@ -12,38 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fsseam.changes import (
-    COMPARE_BUDGET,
-    COMPARE_MAX_CHARS,
-    COMPARE_MAX_LINES,
-    CONTEXT_LINES,
-    DIFF_MAX_BYTES,
-    LONG_LINE_LEAD,
-    SNIPPET_LINE_CHARS,
-    SNIPPET_MAX_BYTES,
-    SNIPPET_MAX_LINES,
-    Change,
-    compare,
-)
+from fsseam import changes
+from fsseam.changes import *  # noqa: F403  (re-exported: see above)
+from fsseam.changes import Change, compare
 from fsseam.host import ToolResult
 
-__all__ = [
-    "COMPARE_BUDGET",
-    "COMPARE_MAX_CHARS",
-    "COMPARE_MAX_LINES",
-    "CONTEXT_LINES",
-    "DIFF_MAX_BYTES",
-    "LONG_LINE_LEAD",
-    "SNIPPET_LINE_CHARS",
-    "SNIPPET_MAX_BYTES",
-    "SNIPPET_MAX_LINES",
-    "Change",
-    "ChangeReport",
-    "change_report",
-    "compare",
-    "success",
-    "with_snippet",
-]
+__all__ = ["ChangeReport", "change_report", "success", "with_snippet"]
+__all__ += changes.__all__
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,7 +72,6 @@ from fsseam.backends.dialects.values import (
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
-    FsErrorCode,
     FsInfo,
     FsIOError,
     FsNotFound,
@@ -82,7 +81,7 @@ from fsseam.seam import (
     FsWriteIntent,
     ReplaceIfVersion,
 )
-from fsseam.seam.filesystem import walk_order
+from fsseam.seam.filesystem import walk_tree
 
 __all__ = [
     "CHUNK_SIZE",
@@ -284,49 +283,31 @@ class Dialect(ABC):
         itself propagate; a subdirectory that vanishes or refuses listing is
         skipped.
 
-        The default recurses with :meth:`list_dir`, one listing per directory.
+        The default is the seam's :func:`~fsseam.seam.filesystem.walk_tree`, one
+        listing per directory (:meth:`list_walked` below the start).
         """
         base = path.rstrip("/") + "/"
-        stack = [("", _walk_sorted(await self.list_dir(path)))]
-        while stack:
-            prefix, pending = stack[-1]
-            if not pending:
-                stack.pop()
-                continue
-            entry = pending.pop()
-            relative = prefix + entry.name
-            yield relative, entry
-            if entry.type != "directory":
-                continue
-            if max_depth is not None and relative.count("/") + 1 >= max_depth:
-                continue
-            child = base + relative
-            if descend is not None and not descend(child):
-                continue
-            try:
-                children = await self.list_dir(child)
-            except FsError as exc:
-                if exc.code in _SKIPPED_DIRECTORY_CODES:
-                    continue
-                raise
-            stack.append((relative + "/", _walk_sorted(children)))
 
+        async def children(relative: str, entry: RawEntry | None) -> list[RawEntry]:
+            if entry is None:
+                return await self.list_dir(path)
+            return await self.list_walked(base + relative)
 
-_SKIPPED_DIRECTORY_CODES = frozenset(
-    {
-        FsErrorCode.FS_NOT_FOUND,
-        FsErrorCode.FS_NOT_DIRECTORY,
-        FsErrorCode.FS_PERMISSION_DENIED,
-        FsErrorCode.FS_SANDBOX_DENIED,
-    }
-)
+        def enter(relative: str, entry: RawEntry) -> bool:
+            return descend is None or descend(base + relative)
 
+        async for item in walk_tree(
+            children,
+            name=lambda entry: entry.name,
+            is_directory=lambda entry: entry.type == "directory",
+            max_depth=max_depth,
+            enter=enter,
+        ):
+            yield item
 
-def _walk_sorted(entries: list[RawEntry]) -> list[RawEntry]:
-    """Entries in reverse walk order, so ``pop()`` yields them in order."""
-    return sorted(
-        entries, key=lambda entry: walk_order(entry.name, entry.type == "directory"), reverse=True
-    )
+    async def list_walked(self, path: str) -> list[RawEntry]:
+        """A directory :meth:`walk` found below its start, listed (default :meth:`list_dir`)."""
+        return await self.list_dir(path)
 
 
 def protocols(fs: Any) -> tuple[str, ...]:

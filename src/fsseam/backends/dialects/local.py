@@ -73,7 +73,6 @@ from fsseam.seam import (
     FsWriteIntent,
     ReplaceIfVersion,
 )
-from fsseam.seam.filesystem import walk_tree
 from fsseam.seam.types import FileType, PathType
 
 __all__ = ["LOCK_WAIT", "PUBLISH_NAME", "LocalDialect"]
@@ -429,32 +428,9 @@ class LocalDialect(Dialect):
     async def list_dir(self, path: str) -> list[RawEntry]:
         return await _in_thread(lambda: self._list(path))
 
-    async def walk(
-        self,
-        path: str,
-        *,
-        max_depth: int | None = None,
-        descend: Callable[[str], bool] | None = None,
-    ) -> AsyncIterator[tuple[str, RawEntry]]:
-        """The seam's walk over validated listings, one thread hop per directory."""
-        base = path.rstrip("/") + "/"
-
-        async def children(relative: str, entry: RawEntry | None) -> list[RawEntry]:
-            if entry is None:
-                return await self.list_dir(path)
-            return await _in_thread(lambda: self._list(base + relative, exact=True))
-
-        def enter(relative: str, entry: RawEntry) -> bool:
-            return descend is None or descend(base + relative)
-
-        async for item in walk_tree(
-            children,
-            name=lambda entry: entry.name,
-            is_directory=lambda entry: entry.type == "directory",
-            max_depth=max_depth,
-            enter=enter,
-        ):
-            yield item
+    async def list_walked(self, path: str) -> list[RawEntry]:
+        # Exact: a directory swapped for a symlink while it is walked is not entered.
+        return await _in_thread(lambda: self._list(path, exact=True))
 
     def is_internal(self, name: str) -> bool:
         return name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)

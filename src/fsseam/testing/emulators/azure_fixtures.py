@@ -14,54 +14,20 @@ from collections.abc import Iterator
 
 import pytest
 
-from fsseam.backends import FsspecFileSystem, open_fs
-from fsseam.testing.emulators.azure import AzureContainer, AzuriteServer, azurite_server
+from fsseam.backends import FsspecFileSystem
+from fsseam.testing.emulators.azure import AzuriteServer, azurite_server
+from fsseam.testing.emulators.proxied_fixtures import fixture_names, proxied_fixtures
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
-from fsseam.testing.faults import ProxyFaults, ProxyRequestLog
+from fsseam.testing.faults import ProxyFaults
 
-__all__ = [
-    "azure_container",
-    "azure_faults",
-    "azure_fs",
-    "azure_proxy",
-    "azure_server",
-    "azure_url",
-    "azure_wire",
-    "is_azure_read",
-    "is_azure_write",
-    "quick_retries",
-]
+__all__ = ["azure_faults", "is_azure_read", "is_azure_write", "quick_retries"]
+__all__.extend(fixture_names("azure", "azure_container"))
 
 
-@pytest.fixture(scope="session")
-def azure_server() -> AzuriteServer:
-    """The session's Azurite server (stopped at interpreter exit)."""
-    return azurite_server()
-
-
-@pytest.fixture
-def azure_proxy(azure_server: AzuriteServer) -> RecordingProxy:
-    """The proxy every client request goes through, with its log and faults cleared."""
-    azure_server.proxy.reset()
-    return azure_server.proxy
-
-
-@pytest.fixture
-def azure_container(azure_server: AzuriteServer, azure_proxy: RecordingProxy) -> AzureContainer:
-    """A fresh, empty container: ``(url, storage_options)``; created off the record."""
-    return azure_server.new_container()
-
-
-@pytest.fixture
-def azure_url(azure_container: AzureContainer) -> str:
-    """``az://<fresh container>``."""
-    return azure_container.url
-
-
-@pytest.fixture
-def azure_fs(azure_container: AzureContainer) -> FsspecFileSystem:
-    """An ``open_fs`` mount of a fresh container (the container is the workspace root)."""
-    return open_fs(azure_container.url, **azure_container.storage_options)
+# Bound to module names so pytest collects them as this plugin's fixtures.
+(azure_server, azure_proxy, azure_container, azure_url, azure_fs, azure_wire) = proxied_fixtures(
+    "azure", "azure_container", start=azurite_server, new_place=AzuriteServer.new_container
+)
 
 
 def is_azure_write(rec: Recorded) -> bool:
@@ -98,9 +64,3 @@ def azure_faults(azure_fs: FsspecFileSystem, azure_proxy: RecordingProxy) -> Ite
     )
     yield faults
     faults.heal()
-
-
-@pytest.fixture
-def azure_wire(azure_proxy: RecordingProxy) -> ProxyRequestLog:
-    """Counts the requests clients send through the proxy from now on."""
-    return ProxyRequestLog(azure_proxy)

@@ -16,53 +16,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from fsseam.backends import FsspecFileSystem, open_fs
-from fsseam.testing.emulators.gcs import GCSBucket, GCSEmulator, gcs_emulator
+from fsseam.testing.emulators.gcs import GCSEmulator, gcs_emulator
+from fsseam.testing.emulators.proxied_fixtures import fixture_names, proxied_fixtures
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
-from fsseam.testing.faults import ProxyFaults, ProxyRequestLog
+from fsseam.testing.faults import ProxyFaults
 
-__all__ = [
-    "gcs_bucket",
-    "gcs_faults",
-    "gcs_fs",
-    "gcs_proxy",
-    "gcs_server",
-    "gcs_url",
-    "gcs_wire",
-    "is_gcs_read",
-    "is_gcs_write",
-]
+__all__ = ["gcs_faults", "is_gcs_read", "is_gcs_write"]
+__all__.extend(fixture_names("gcs", "gcs_bucket"))
 
 
-@pytest.fixture(scope="session")
-def gcs_server() -> GCSEmulator:
-    """The session's fake-gcs-server (stopped at interpreter exit)."""
-    return gcs_emulator()
-
-
-@pytest.fixture
-def gcs_proxy(gcs_server: GCSEmulator) -> RecordingProxy:
-    """The proxy every client request goes through, with its log and faults cleared."""
-    gcs_server.proxy.reset()
-    return gcs_server.proxy
-
-
-@pytest.fixture
-def gcs_bucket(gcs_server: GCSEmulator, gcs_proxy: RecordingProxy) -> GCSBucket:
-    """A fresh, empty bucket: ``(url, storage_options)``; set up off the record."""
-    return gcs_server.new_bucket()
-
-
-@pytest.fixture
-def gcs_url(gcs_bucket: GCSBucket) -> str:
-    """``gs://<fresh bucket>``."""
-    return gcs_bucket.url
-
-
-@pytest.fixture
-def gcs_fs(gcs_bucket: GCSBucket) -> FsspecFileSystem:
-    """An ``open_fs`` mount of a fresh bucket (the bucket is the workspace root)."""
-    return open_fs(gcs_bucket.url, **gcs_bucket.storage_options)
+# Bound to module names so pytest collects them as this plugin's fixtures.
+(gcs_server, gcs_proxy, gcs_bucket, gcs_url, gcs_fs, gcs_wire) = proxied_fixtures(
+    "gcs", "gcs_bucket", start=gcs_emulator, new_place=GCSEmulator.new_bucket
+)
 
 
 def is_gcs_write(rec: Recorded) -> bool:
@@ -99,9 +65,3 @@ def gcs_faults(gcs_proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch) -> It
     )
     yield faults
     faults.heal()
-
-
-@pytest.fixture
-def gcs_wire(gcs_proxy: RecordingProxy) -> ProxyRequestLog:
-    """Counts the requests clients send through the proxy from now on."""
-    return ProxyRequestLog(gcs_proxy)

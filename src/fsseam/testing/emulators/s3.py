@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f'the S3 emulator needs moto in server mode: pip install "moto[server]" werkzeug ({exc})'
     ) from exc
 
-from fsseam.testing.faults import RequestLog, StoreFaults
+from fsseam.testing.faults import CountingRequestLog, StoreFaults
 
 __all__ = [
     "Fault",
@@ -420,6 +420,10 @@ class S3Emulator:
         raise ConnectionResetError("fsseam emulator: injected reset")
 
 
+_FINAL = ("501 Not Implemented", "NotImplemented")
+"""The status and error code botocore gives up on at once (it retries a 500)."""
+
+
 class S3EmulatorFaults(StoreFaults):
     """:class:`~fsseam.testing.faults.StoreFaults` on the moto middleware, for one bucket.
 
@@ -434,12 +438,10 @@ class S3EmulatorFaults(StoreFaults):
         return self.server.lose_response(method="PUT")
 
     def fail_after_landing(self) -> Fault:
-        return self.server.lose_response(
-            method="PUT", status="501 Not Implemented", code="NotImplemented"
-        )
+        return self.server.lose_response(method="PUT", status=_FINAL[0], code=_FINAL[1])
 
     def fail_write(self) -> Fault:
-        return self.server.fail("501 Not Implemented", "NotImplemented", method="PUT")
+        return self.server.fail(*_FINAL, method="PUT")
 
     def cut_read(self, after_bytes: int) -> Fault:
         return self.server.reset_body(after_bytes=after_bytes)
@@ -448,29 +450,17 @@ class S3EmulatorFaults(StoreFaults):
         return self.server.lose_response(method="DELETE")
 
     def fail_delete_after_landing(self) -> Fault:
-        return self.server.lose_response(
-            method="DELETE", status="501 Not Implemented", code="NotImplemented"
-        )
+        return self.server.lose_response(method="DELETE", status=_FINAL[0], code=_FINAL[1])
 
     def fail_delete(self) -> Fault:
-        return self.server.fail("501 Not Implemented", "NotImplemented", method="DELETE")
+        return self.server.fail(*_FINAL, method="DELETE")
 
     def heal(self) -> None:
         self.server.clear_faults()
 
 
-class S3RequestLog(RequestLog):
+class S3RequestLog(CountingRequestLog):
     """:class:`~fsseam.testing.faults.RequestLog` of the requests the emulator received."""
-
-    def __init__(self, server: S3Emulator) -> None:
-        self.server = server
-        self._start = server.seen
-
-    def clear(self) -> None:
-        self._start = self.server.seen
-
-    def count(self) -> int:
-        return self.server.seen - self._start
 
 
 _EMULATOR: S3Emulator | None = None

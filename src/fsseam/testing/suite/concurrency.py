@@ -26,6 +26,7 @@ from fsseam.testing._support import (
     run_workers,
     version,
     write,
+    written,
 )
 from fsseam.testing._worker import counter_value
 from fsseam.testing.fixtures import FsSpec, RawStore
@@ -81,8 +82,7 @@ class ConcurrencySuite:
 
     def test_two_edits_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
         async def body() -> None:
-            base = await write(fs, "a.txt", "value=1\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "value=1\n")
             await fs.edit_text(target, FsEditRequest("value=1", "value=2"), base.version)
             await expect_error(
                 E.FS_STALE_VERSION,

@@ -22,19 +22,22 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fsseam import Context, ObservationPolicy
+from fsseam import Context, ObservationPolicy, ToolExecution
 from fsseam.backends import FsspecFileSystem
 from fsseam.seam import (
     FileSystem,
     FsEditRequest,
     FsStaleVersion,
+    FsTarget,
+    FsVersion,
     Present,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, in_threads, read, run, version, write
+from fsseam.testing._support import E, expect_error, in_threads, read, run, version, write, written
 from fsseam.testing._worker import counter_value, increment, read_versioned
 from fsseam.testing.faults import RequestLog
 from fsseam.testing.fixtures import RawStore
@@ -73,11 +76,7 @@ class ConflictSuite:
     def test_a_stale_edit_shows_the_change_and_the_same_edit_then_lands(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = tools_context(remembering)
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        assert code_of(call(ctx, "read", {"file_path": "f.txt"}, alice)) is None
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw)
         refused = call(ctx, "edit", EDIT, alice)
         assert code_of(refused) == "FS_STALE_VERSION", refused.text
         assert "\nWhat changed since you read it:\n" in refused.text, refused.text
@@ -93,10 +92,7 @@ class ConflictSuite:
         fs = remembering
 
         async def body() -> None:
-            raw.write_bytes("f.txt", TEXT.encode())
-            target = await fs.resolve("f.txt")
-            _, seen = await read_versioned(fs, target)
-            raw.write_bytes("f.txt", OUTSIDE.encode())
+            target, seen = await _seen_then_changed(fs, raw, OUTSIDE.encode())
             request = FsEditRequest("line 10\n", "line ten\n")
             error = await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, seen))
             assert isinstance(error, FsStaleVersion)
@@ -124,10 +120,7 @@ class ConflictSuite:
         fs = remembering
 
         async def body() -> None:
-            raw.write_bytes("f.txt", TEXT.encode())
-            target = await fs.resolve("f.txt")
-            _, seen = await read_versioned(fs, target)
-            raw.delete("f.txt")
+            target, seen = await _seen_then_changed(fs, raw, None)
             for call_ in (
                 fs.edit_text(target, FsEditRequest("line 1\n", "x\n"), seen),
                 fs.write_text(target, "x\n", ReplaceIfVersion(seen)),
@@ -142,11 +135,7 @@ class ConflictSuite:
     def test_a_write_refused_shows_the_change_and_counts_it_as_read(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = tools_context(remembering)
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw)
         refused = call(ctx, "write", {"file_path": "f.txt", "content": "mine\n"}, alice)
         assert code_of(refused) == "FS_STALE_VERSION"
         assert "+line three, changed outside" in refused.text
@@ -184,10 +173,7 @@ class ConflictSuite:
         fs = remembering
 
         async def body() -> tuple[int, int]:
-            raw.write_bytes("f.txt", TEXT.encode())
-            target = await fs.resolve("f.txt")
-            _, seen = await read_versioned(fs, target)
-            raw.write_bytes("f.txt", OUTSIDE.encode())
+            target, seen = await _seen_then_changed(fs, raw, OUTSIDE.encode())
             request = FsEditRequest("line 10\n", "line ten\n")
             wire.clear()
             error = await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, seen))
@@ -258,8 +244,7 @@ class ConflictSuite:
         fs = remembering
 
         async def body() -> None:
-            base = await write(fs, "a.txt", "base\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "base\n")
             guard = ReplaceIfVersion(base.version)
             same = await fs.write_text(target, "base\n", guard)  # identical bytes, new version
             first = await fs.write_text(target, "first\n", guard)  # the same text: proceeds
@@ -274,11 +259,7 @@ class ConflictSuite:
     def test_with_rebase_an_edit_elsewhere_lands_on_top_of_the_change(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = _rebasing(remembering)
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw, rebase=True)
         done = call(ctx, "edit", EDIT, alice)
         assert code_of(done) is None, done.text
         first, _, rest = done.text.partition("\n\n")
@@ -295,7 +276,7 @@ class ConflictSuite:
     def test_with_rebase_an_overlapping_edit_is_refused_and_nothing_is_lost(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = _rebasing(remembering)
+        ctx = _tools(remembering, rebase=True)
         raw.write_bytes("f.txt", TEXT.encode())
         cases = {
             # the outside change on a line the edit spans
@@ -323,12 +304,7 @@ class ConflictSuite:
     def test_with_rebase_a_multi_edit_lands_only_when_no_edit_touches_the_change(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = tools_context(remembering, multi_edit=True, policy=False)
-        ctx.plugin(ObservationPolicy(rebase=True))
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw, rebase=True, multi_edit=True)
         edits = [
             {"old_string": "line 1\n", "new_string": "line one\n"},
             {"old_string": "line 10\n", "new_string": "line ten\n"},
@@ -344,11 +320,7 @@ class ConflictSuite:
     def test_with_rebase_a_write_on_a_stale_file_is_refused(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = _rebasing(remembering)
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw, rebase=True)
         refused = call(ctx, "write", {"file_path": "f.txt", "content": "mine\n"}, alice)
         assert code_of(refused) == "FS_STALE_VERSION"
         assert raw.read_bytes("f.txt") == OUTSIDE.encode()
@@ -356,11 +328,7 @@ class ConflictSuite:
     def test_without_rebase_a_clean_stale_edit_is_still_refused(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = tools_context(remembering)
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
+        ctx, alice = _stale_session(remembering, raw)
         assert code_of(call(ctx, "edit", EDIT, alice)) == "FS_STALE_VERSION"
         assert raw.read_bytes("f.txt") == OUTSIDE.encode()
 
@@ -393,20 +361,42 @@ class ConflictSuite:
     def test_a_session_that_read_records_the_version_the_change_moved_it_to(
         self, remembering: FileSystem, raw: RawStore
     ) -> None:
-        ctx = tools_context(remembering)
+        ctx, alice = _stale_session(remembering, raw)
         policy = next(p for p in ctx.plugins if isinstance(p, ObservationPolicy))
-        alice = execution()
-        raw.write_bytes("f.txt", TEXT.encode())
-        call(ctx, "read", {"file_path": "f.txt"}, alice)
-        raw.write_bytes("f.txt", OUTSIDE.encode())
         call(ctx, "edit", EDIT, alice)
         target = run(remembering.resolve("f.txt"))
         seen = run(policy.observation(alice.agent.session, target))
         assert seen == Present(run(version(remembering, "f.txt")))
 
 
-def _rebasing(fs: FileSystem) -> Context:
-    """Tools under ``ObservationPolicy(rebase=True)``."""
-    ctx = tools_context(fs, policy=False)
-    ctx.plugin(ObservationPolicy(rebase=True))
+def _tools(fs: FileSystem, *, rebase: bool, **tool_options: Any) -> Context:
+    """The file tools over ``fs`` under ``ObservationPolicy(rebase=rebase)``."""
+    ctx = tools_context(fs, policy=False, **tool_options)
+    ctx.plugin(ObservationPolicy(rebase=rebase))
     return ctx
+
+
+def _stale_session(
+    fs: FileSystem, raw: RawStore, *, rebase: bool = False, **tool_options: Any
+) -> tuple[Context, ToolExecution]:
+    """Tools, and a session that read ``TEXT`` in f.txt, which has since become ``OUTSIDE``."""
+    ctx = _tools(fs, rebase=rebase, **tool_options)
+    alice = execution()
+    raw.write_bytes("f.txt", TEXT.encode())
+    assert code_of(call(ctx, "read", {"file_path": "f.txt"}, alice)) is None
+    raw.write_bytes("f.txt", OUTSIDE.encode())
+    return ctx, alice
+
+
+async def _seen_then_changed(
+    fs: FileSystem, raw: RawStore, outside: bytes | None
+) -> tuple[FsTarget, FsVersion]:
+    """f.txt read at ``TEXT`` through ``fs``, then rewritten to ``outside`` (None: deleted)."""
+    raw.write_bytes("f.txt", TEXT.encode())
+    target = await fs.resolve("f.txt")
+    _, seen = await read_versioned(fs, target)
+    if outside is None:
+        raw.delete("f.txt")
+    else:
+        raw.write_bytes("f.txt", outside)
+    return target, seen

@@ -2,11 +2,80 @@
 
 from __future__ import annotations
 
-from fsseam.seam import FileSystem, FsEditRequest, ReplaceIfVersion
-from fsseam.testing._support import BOM, E, expect_error, read, run, version, write
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from fsseam.seam import FileSystem, FsEditRequest, FsTarget, FsVersion, ReplaceIfVersion
+from fsseam.testing._support import BOM, E, expect_error, read, run, version, write, written
 from fsseam.testing.fixtures import FileSystemOpener, RawStore
 
-__all__ = ["EditSuite"]
+__all__ = ["BYTES_KEPT", "EditSuite", "missing_file_contract", "too_large_result_contract"]
+
+BYTES_KEPT: dict[str, tuple[bytes, FsEditRequest, bytes]] = {
+    # case: (stored bytes, the edit, stored bytes after it)
+    "crlf_kept": (b"one\r\ntwo\r\nthree\r\n", FsEditRequest("two", "2"), b"one\r\n2\r\nthree\r\n"),
+    "mixed_line_endings_byte_identical": (
+        b"a\r\nb\nc\r\nd\ne\r",
+        FsEditRequest("c", "C"),
+        b"a\r\nb\nC\r\nd\ne\r",
+    ),
+    "bom_kept": (BOM + b"key = old\n", FsEditRequest("old", "new"), BOM + b"key = new\n"),
+    "final_newline_kept": (b"a\nb\n", FsEditRequest("b", "B"), b"a\nB\n"),
+    "no_final_newline_kept": (b"a\nb", FsEditRequest("b", "B"), b"a\nB"),
+    "new_string_line_breaks_take_crlf_in_crlf_file": (
+        b"one\r\ntwo\r\nthree\n",
+        FsEditRequest("two", "2a\n2b\r\n2c"),
+        b"one\r\n2a\r\n2b\r\n2c\r\nthree\n",
+    ),
+    "new_string_line_breaks_take_lf_in_lf_file": (
+        b"one\ntwo\nthree\r\n",
+        FsEditRequest("two", "2a\r\n2b\n2c"),
+        b"one\n2a\n2b\n2c\nthree\r\n",
+    ),
+    "old_string_with_crlf_matches_lf_file": (
+        b"def f():\n    return 1\n",
+        FsEditRequest("def f():\r\n    return 1", "def f():\r\n    return 2"),
+        b"def f():\n    return 2\n",
+    ),
+    "old_string_with_lf_matches_crlf_file": (
+        b"def f():\r\n    return 1\r\n",
+        FsEditRequest("():\n    return 1", "():\n    return 2"),
+        b"def f():\r\n    return 2\r\n",
+    ),
+}
+"""Edits that must leave every byte outside the match as stored: line endings, BOM, last newline."""
+
+
+async def missing_file_contract(
+    fs: FileSystem, edit: Callable[[FsTarget, FsVersion | None], Awaitable[Any]]
+) -> None:
+    """An edit of a missing file: ``FS_NOT_FOUND`` unguarded, ``FS_STALE_VERSION`` guarded.
+
+    Unguarded, nothing was observed: the file simply is not there (a typo
+    must not look like a conflict). Guarded, it vanished since it was read.
+    ``edit(target, expected)`` is the call under test; it must edit "x".
+    """
+    other = await write(fs, "other.txt", "x")
+    target = await fs.resolve("missing.txt")
+    await expect_error(E.FS_NOT_FOUND, edit(target, None))
+    await expect_error(E.FS_STALE_VERSION, edit(target, other.version))
+    assert await fs.stat(target) is None
+
+
+async def too_large_result_contract(
+    fs: FileSystem, small: FileSystem, edit: Callable[[FsTarget], Awaitable[Any]]
+) -> None:
+    """An edit whose result would pass ``max_edit_bytes=100`` on ``small``: refused, unchanged.
+
+    ``edit(target)`` grows the 91-byte ``"x" * 90 + "!"`` past 100 bytes.
+    """
+    await write(fs, "a.txt", "x" * 90 + "!")
+    before = await version(fs, "a.txt")
+    await expect_error(E.FS_TOO_LARGE, edit(await small.resolve("a.txt")))
+    assert await version(fs, "a.txt") == before
+    assert await read(fs, "a.txt") == "x" * 90 + "!"
 
 
 class EditSuite:
@@ -27,8 +96,7 @@ class EditSuite:
 
     def test_edit_with_current_version_succeeds(self, fs: FileSystem) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "x = 1\n")
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "x = 1\n")
             outcome = await fs.edit_text(target, FsEditRequest("1", "2"), created.version)
             assert outcome.version != created.version
             assert await read(fs, "a.txt") == "x = 2\n"
@@ -38,8 +106,7 @@ class EditSuite:
     def test_edit_checks_version_before_matching(self, fs: FileSystem) -> None:
         async def body() -> None:
             old = await write(fs, "a.txt", "one\n")
-            current = await write(fs, "a.txt", "two\n")
-            target = await fs.resolve("a.txt")
+            target, current = await written(fs, "a.txt", "two\n")
             for request in (FsEditRequest("absent", "x"), FsEditRequest("", "x")):
                 await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, old.version))
             await write(fs, "b.txt", "dup dup\n")
@@ -56,8 +123,7 @@ class EditSuite:
     def test_edit_stale_version_leaves_file_unchanged(self, fs: FileSystem, raw: RawStore) -> None:
         async def body() -> None:
             old = await write(fs, "a.txt", "one\n")
-            current = await write(fs, "a.txt", "one two\n")
-            target = await fs.resolve("a.txt")
+            target, current = await written(fs, "a.txt", "one two\n")
             request = FsEditRequest("one", "1")
             await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, old.version))
             assert await version(fs, "a.txt") == current.version
@@ -79,8 +145,7 @@ class EditSuite:
 
     def test_edit_without_match_is_edit_not_found(self, fs: FileSystem) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "Hello world\n")
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "Hello world\n")
             for missing in ("hello", "Hello  world", "world\n\n"):
                 await expect_error(
                     E.FS_EDIT_NOT_FOUND, fs.edit_text(target, FsEditRequest(missing, "x"))
@@ -91,8 +156,7 @@ class EditSuite:
 
     def test_edit_ambiguous_match_is_ambiguous_edit(self, fs: FileSystem) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "x = 1\ny = 1\n")
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "x = 1\ny = 1\n")
             await expect_error(E.FS_AMBIGUOUS_EDIT, fs.edit_text(target, FsEditRequest("1", "2")))
             assert await version(fs, "a.txt") == created.version
             assert await read(fs, "a.txt") == "x = 1\ny = 1\n"
@@ -115,17 +179,8 @@ class EditSuite:
     def test_edit_missing_file_is_not_found_unguarded_and_stale_guarded(
         self, fs: FileSystem
     ) -> None:
-        # Unguarded, nothing was observed: the file simply is not there (a typo
-        # must not look like a conflict). Guarded, it vanished since it was read.
-        async def body() -> None:
-            other = await write(fs, "other.txt", "x")
-            target = await fs.resolve("missing.txt")
-            request = FsEditRequest("x", "y")
-            await expect_error(E.FS_NOT_FOUND, fs.edit_text(target, request))
-            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, request, other.version))
-            assert await fs.stat(target) is None
-
-        run(body())
+        request = FsEditRequest("x", "y")
+        run(missing_file_contract(fs, lambda target, seen: fs.edit_text(target, request, seen)))
 
     def test_edit_file_over_max_edit_bytes_is_too_large(
         self, fs: FileSystem, reopen_fs: FileSystemOpener
@@ -145,17 +200,8 @@ class EditSuite:
         self, fs: FileSystem, reopen_fs: FileSystemOpener
     ) -> None:
         small = reopen_fs(max_edit_bytes=100)
-
-        async def body() -> None:
-            await write(fs, "a.txt", "x" * 90 + "!")
-            before = await version(fs, "a.txt")
-            target = await small.resolve("a.txt")
-            grow = FsEditRequest("!", "y" * 20)
-            await expect_error(E.FS_TOO_LARGE, small.edit_text(target, grow))
-            assert await version(fs, "a.txt") == before
-            assert await read(fs, "a.txt") == "x" * 90 + "!"
-
-        run(body())
+        grow = FsEditRequest("!", "y" * 20)
+        run(too_large_result_contract(fs, small, lambda target: small.edit_text(target, grow)))
 
     def test_edit_at_exactly_max_edit_bytes_succeeds(
         self, fs: FileSystem, reopen_fs: FileSystemOpener
@@ -170,94 +216,17 @@ class EditSuite:
 
         run(body())
 
-    def test_edit_preserves_crlf(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", b"one\r\ntwo\r\nthree\r\n")
-
-        async def body() -> None:
-            outcome = await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("two", "2"))
-            assert outcome.after == "one\r\n2\r\nthree\r\n"
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"one\r\n2\r\nthree\r\n"
-
-    def test_edit_leaves_mixed_line_endings_byte_identical(
-        self, fs: FileSystem, raw: RawStore
+    @pytest.mark.parametrize("case", list(BYTES_KEPT))
+    def test_edit_keeps_line_endings_and_bom(
+        self, fs: FileSystem, raw: RawStore, case: str
     ) -> None:
-        raw.write_bytes("a.txt", b"a\r\nb\nc\r\nd\ne\r")
-
-        async def body() -> None:
-            await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("c", "C"))
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"a\r\nb\nC\r\nd\ne\r"
-
-    def test_edit_preserves_bom(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", BOM + b"key = old\n")
-
-        async def body() -> None:
-            outcome = await fs.edit_text(await fs.resolve("a.txt"), FsEditRequest("old", "new"))
-            assert outcome.before == "key = old\n"
-            assert outcome.after == "key = new\n"
-
-        run(body())
-        assert raw.read_bytes("a.txt") == BOM + b"key = new\n"
-
-    def test_edit_preserves_final_newline(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("with.txt", b"a\nb\n")
-        raw.write_bytes("without.txt", b"a\nb")
-
-        async def body() -> None:
-            await fs.edit_text(await fs.resolve("with.txt"), FsEditRequest("b", "B"))
-            await fs.edit_text(await fs.resolve("without.txt"), FsEditRequest("b", "B"))
-
-        run(body())
-        assert raw.read_bytes("with.txt") == b"a\nB\n"
-        assert raw.read_bytes("without.txt") == b"a\nB"
-
-    def test_edit_new_string_line_breaks_take_crlf_in_crlf_file(
-        self, fs: FileSystem, raw: RawStore
-    ) -> None:
-        raw.write_bytes("a.txt", b"one\r\ntwo\r\nthree\n")
-
-        async def body() -> None:
-            request = FsEditRequest("two", "2a\n2b\r\n2c")
-            await fs.edit_text(await fs.resolve("a.txt"), request)
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"one\r\n2a\r\n2b\r\n2c\r\nthree\n"
-
-    def test_edit_new_string_line_breaks_take_lf_in_lf_file(
-        self, fs: FileSystem, raw: RawStore
-    ) -> None:
-        raw.write_bytes("a.txt", b"one\ntwo\nthree\r\n")
-
-        async def body() -> None:
-            request = FsEditRequest("two", "2a\r\n2b\n2c")
-            await fs.edit_text(await fs.resolve("a.txt"), request)
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"one\n2a\n2b\n2c\nthree\r\n"
-
-    def test_edit_old_string_with_crlf_matches_lf_file(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", b"def f():\n    return 1\n")
-
-        async def body() -> None:
-            request = FsEditRequest("def f():\r\n    return 1", "def f():\r\n    return 2")
-            outcome = await fs.edit_text(await fs.resolve("a.txt"), request)
-            assert outcome.replacements == 1
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"def f():\n    return 2\n"
-
-    def test_edit_old_string_with_lf_matches_crlf_file(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", b"def f():\r\n    return 1\r\n")
-
-        async def body() -> None:
-            request = FsEditRequest("():\n    return 1", "():\n    return 2")
-            await fs.edit_text(await fs.resolve("a.txt"), request)
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"def f():\r\n    return 2\r\n"
+        stored, request, expected = BYTES_KEPT[case]
+        raw.write_bytes("a.txt", stored)
+        outcome = run(fs.edit_text(run(fs.resolve("a.txt")), request))
+        assert outcome.replacements == 1
+        assert outcome.before == stored.removeprefix(BOM).decode()
+        assert outcome.after == expected.removeprefix(BOM).decode()
+        assert raw.read_bytes("a.txt") == expected
 
     def test_edit_binary_file_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("bin.dat", b"abc\x00def")
@@ -271,8 +240,7 @@ class EditSuite:
 
     def test_edit_old_version_is_stale_after_an_edit(self, fs: FileSystem) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "n=1\n")
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "n=1\n")
             edited = await fs.edit_text(target, FsEditRequest("1", "2"), created.version)
             assert edited.version == await version(fs, "a.txt")
             again = FsEditRequest("2", "3")

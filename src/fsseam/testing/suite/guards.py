@@ -29,9 +29,19 @@ from fsseam.seam import (
     FileSystem,
     FsEditRequest,
     FsError,
+    FsWriteIntent,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, read, result_or_error, run, version, write
+from fsseam.testing._support import (
+    E,
+    expect_error,
+    read,
+    result_or_error,
+    run,
+    version,
+    write,
+    written,
+)
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.faults import RequestLog, StoreFaults
 from fsseam.testing.fixtures import FsspecRawStore, RawStore
@@ -116,8 +126,7 @@ class GuardedWriteSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "count=1\n", CreateIfAbsent())
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "count=1\n", CreateIfAbsent())
             fault = faults.lose_write_answer()
             edit = FsEditRequest("count=1", "count=2")
             outcome = await fs.edit_text(target, edit, created.version)
@@ -131,39 +140,29 @@ class GuardedWriteSuite:
 
     # -- unknown outcomes ----------------------------------------------------------
 
-    def test_an_unknown_outcome_whose_replace_landed_reports_success(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    @pytest.mark.parametrize("operation", ["update", "create"])
+    def test_an_unknown_outcome_whose_write_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, operation: str
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+            guard: FsWriteIntent = CreateIfAbsent()
+            if operation == "update":
+                created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+                guard = ReplaceIfVersion(created.version)
             fault = faults.fail_after_landing()
-            outcome = await write(fs, "a.txt", "new\n", ReplaceIfVersion(created.version))
+            outcome = await write(fs, "a.txt", "new\n", guard)
             assert fault.hits == 1, "the fault never fired"
-            assert outcome.operation == "update"
+            assert outcome.operation == operation
             assert outcome.version == await version(fs, "a.txt")
 
         run(body())
         assert raw.read_bytes("a.txt") == b"new\n"
 
-    def test_an_unknown_outcome_whose_create_landed_reports_success(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
-    ) -> None:
-        async def body() -> None:
-            fault = faults.fail_after_landing()
-            outcome = await write(fs, "new.txt", "fresh\n", CreateIfAbsent())
-            assert fault.hits == 1, "the fault never fired"
-            assert outcome.operation == "create"
-            assert outcome.version == await version(fs, "new.txt")
-
-        run(body())
-        assert raw.read_bytes("new.txt") == b"fresh\n"
-
     def test_a_write_that_never_landed_is_an_io_error_and_changes_nothing(
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            created = await write(fs, "a.txt", "one\n", CreateIfAbsent())
-            target = await fs.resolve("a.txt")
+            target, created = await written(fs, "a.txt", "one\n", CreateIfAbsent())
             fault = faults.fail_write()
             error = await expect_error(
                 E.FS_IO_ERROR, fs.write_text(target, "two\n", ReplaceIfVersion(created.version))
@@ -186,14 +185,13 @@ class GuardedWriteSuite:
         text = big_text(3 * CHUNK)
 
         async def body() -> None:
-            written = await write(fs, "big.txt", text, CreateIfAbsent())
-            target = await fs.resolve("big.txt")
+            target, stored = await written(fs, "big.txt", text, CreateIfAbsent())
             fault = faults.cut_read(after_bytes=CHUNK + 12345)
             got = await result_or_error(read_versioned(fs, target))
             if isinstance(got, FsError):
                 assert got.code is E.FS_IO_ERROR, got
             else:
-                assert got == (text, written.version), "not the text written, or its version"
+                assert got == (text, stored.version), "not the text written, or its version"
             assert fault.hits == 1, "the fault never fired"
 
         run(body())

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, ReplaceIfVersion
-from fsseam.testing._support import E, expect_error, in_threads, names, run, write
+from fsseam.testing._support import E, expect_error, in_threads, names, run, stat_of, write
 from fsseam.testing.fixtures import RawStore
 
 __all__ = ["ListDirSuite"]
@@ -47,8 +47,7 @@ class ListDirSuite:
                 assert entry.target.target_key == by_name.target_key
                 assert (await fs.resolve(entry.target.display_path)) == entry.target
                 if entry.type == "file":
-                    info = await fs.stat(entry.target)
-                    assert info is not None
+                    info = await stat_of(fs, entry.target)
                     assert entry.version in (None, info.version)
                     assert entry.size in (None, len("héllo".encode()))
 

@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 
 from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, ReplaceIfVersion
-from fsseam.testing._support import E, expect_error, names, read, run, run_workers, version, write
+from fsseam.testing._support import (
+    E,
+    expect_error,
+    names,
+    read,
+    run,
+    run_workers,
+    stat_of,
+    version,
+    write,
+)
 from fsseam.testing._worker import CRASH_EXIT
 from fsseam.testing.fixtures import FsSpec
 
@@ -44,8 +54,7 @@ class LocalDiskSuite:
 
         async def body() -> None:
             target = await fs.resolve("pipe")
-            info = await fs.stat(target)
-            assert info is not None
+            info = await stat_of(fs, target)
             assert info.type == "other"
             assert [(e.name, e.type) for e in await fs.list_dir(await fs.resolve("."))] == [
                 ("pipe", "other")

@@ -26,6 +26,7 @@ from fsseam.seam import (
     FileSystem,
     FsDeleteOutcome,
     FsError,
+    FsErrorCode,
     FsMoveIncomplete,
     FsMoveOutcome,
     FsTarget,
@@ -36,7 +37,7 @@ from fsseam.testing._support import E, expect_error, read, result_or_error, run,
 from fsseam.testing.faults import ArmedFault, RequestLog, StoreFaults
 from fsseam.testing.fixtures import FsspecRawStore, RawStore
 
-__all__ = ["ManageSuite", "expect_refused_here"]
+__all__ = ["ManageSuite", "expect_refused_here", "expect_unless_refused"]
 
 QUIRK = "delete-precondition-ignored"
 """The quirk a store that ignores a delete's precondition is refused for."""
@@ -47,6 +48,15 @@ async def expect_refused_here(call: Awaitable[object]) -> FsError:
     error = await expect_error(E.FS_SANDBOX_DENIED, call)
     assert QUIRK in str(error), error
     return error
+
+
+async def expect_unless_refused(
+    code: FsErrorCode, call: Awaitable[object], guarded_delete: bool
+) -> FsError:
+    """``code`` from ``call`` where deletes are guarded; elsewhere the store's refusal."""
+    if guarded_delete:
+        return await expect_error(code, call)
+    return await expect_refused_here(call)
 
 
 def exists(raw: RawStore, path: str) -> bool:
@@ -80,6 +90,15 @@ def _arm(make: Callable[[], ArmedFault]) -> ArmedFault:
         pytest.skip(str(exc))
 
 
+async def _faulted(
+    fs: FileSystem, content: str, arm: Callable[[], ArmedFault]
+) -> tuple[FsTarget, FsVersion, ArmedFault]:
+    """``a.txt`` created with ``content`` once the delete probe has run, then ``arm``'s fault."""
+    await _warm(fs)
+    target, current = await _created(fs, "a.txt", content)
+    return target, current, _arm(arm)
+
+
 class ManageSuite:
     """``delete`` and ``move`` on the seam, on every store, racing and under faults."""
 
@@ -105,12 +124,10 @@ class ManageSuite:
         async def body() -> None:
             target, seen = await _created(fs, "a.txt", "seen\n")
             raw.write_bytes("a.txt", b"changed by someone else\n")
-            call = fs.delete(target, seen)
-            if guarded_delete:
-                error = await expect_error(E.FS_STALE_VERSION, call)
-                assert "was modified since it was read" in str(error)
-            else:
-                await expect_refused_here(call)
+            error = await expect_unless_refused(
+                E.FS_STALE_VERSION, fs.delete(target, seen), guarded_delete
+            )
+            assert not guarded_delete or "was modified since it was read" in str(error)
 
         run(body())
         assert raw.read_bytes("a.txt") == b"changed by someone else\n"
@@ -121,12 +138,10 @@ class ManageSuite:
         async def body() -> None:
             target, seen = await _created(fs, "a.txt", "x\n")
             raw.delete("a.txt")
-            call = fs.delete(target, seen)
-            if guarded_delete:
-                error = await expect_error(E.FS_STALE_VERSION, call)
-                assert "was deleted since it was read" in str(error)
-            else:
-                await expect_refused_here(call)
+            error = await expect_unless_refused(
+                E.FS_STALE_VERSION, fs.delete(target, seen), guarded_delete
+            )
+            assert not guarded_delete or "was deleted since it was read" in str(error)
 
         run(body())
 
@@ -212,10 +227,7 @@ class ManageSuite:
             source, seen = await _created(fs, "a.txt", "source\n")
             await write(fs, "b.txt", "destination\n")
             call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
-            if guarded_delete:
-                await expect_error(E.FS_NOT_OBSERVED, call)
-            else:
-                await expect_refused_here(call)
+            await expect_unless_refused(E.FS_NOT_OBSERVED, call, guarded_delete)
 
         run(body())
         assert raw.read_bytes("a.txt") == b"source\n"
@@ -249,10 +261,7 @@ class ManageSuite:
             source, seen = await _created(fs, "a.txt", "seen\n")
             raw.write_bytes("a.txt", b"changed\n")
             call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
-            if guarded_delete:
-                await expect_error(E.FS_STALE_VERSION, call)
-            else:
-                await expect_refused_here(call)
+            await expect_unless_refused(E.FS_STALE_VERSION, call, guarded_delete)
 
         run(body())
         assert raw.read_bytes("a.txt") == b"changed\n"
@@ -395,9 +404,7 @@ class ManageSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
     ) -> None:
         async def body() -> None:
-            await _warm(fs)
-            target, current = await _created(fs, "a.txt", "bye\n")
-            fault = _arm(faults.lose_delete_answer)
+            target, current, fault = await _faulted(fs, "bye\n", faults.lose_delete_answer)
             if wire is not None:
                 wire.clear()
             assert await fs.delete(target, current) == FsDeleteOutcome(current)
@@ -414,9 +421,7 @@ class ManageSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            await _warm(fs)
-            target, current = await _created(fs, "a.txt", "bye\n")
-            fault = _arm(faults.fail_delete_after_landing)
+            target, current, fault = await _faulted(fs, "bye\n", faults.fail_delete_after_landing)
             assert await fs.delete(target, current) == FsDeleteOutcome(current)
             assert fault.hits == 1, "the fault never fired"
 
@@ -427,9 +432,7 @@ class ManageSuite:
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         async def body() -> None:
-            await _warm(fs)
-            target, current = await _created(fs, "a.txt", "keep\n")
-            fault = _arm(faults.fail_delete)
+            target, current, fault = await _faulted(fs, "keep\n", faults.fail_delete)
             error = await expect_error(E.FS_IO_ERROR, fs.delete(target, current))
             assert fault.hits == 1, "the fault never fired"
             assert target.display_path in str(error)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fsseam.audit import JsonlAuditLog
-from fsseam.host import Context, ToolResult
+from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import FS_COMMITTED, FileSystem
 from fsseam.testing._support import run
 from fsseam.testing.fixtures import RawStore
@@ -30,7 +31,10 @@ STALE_REMEDY = " — re-read the file, then retry"
 READ_REMEDY = " — read the file, then retry"
 
 
-def _context(fs: FileSystem) -> Context:
+def _context(fs: FileSystem, raw: RawStore, files: dict[str, bytes]) -> Context:
+    """The file tools with ``manage=True`` over ``fs``, after ``raw`` has written ``files``."""
+    for path, data in files.items():
+        raw.write_bytes(path, data)
     return tools_context(fs, manage=True)
 
 
@@ -38,17 +42,47 @@ async def _call(ctx: Context, tool: str, args: dict[str, Any], session: Any) -> 
     return await ctx.tools.execute(tool, args, session)
 
 
-def _refused_here(result: ToolResult) -> None:
+async def _read_by(ctx: Context, *paths: str) -> ToolExecution:
+    """A fresh session that has read each of ``paths`` through the tools."""
+    session = execution()
+    for path in paths:
+        read = await _call(ctx, "read", {"file_path": path}, session)
+        assert code_of(read) is None, read.text
+    return session
+
+
+def _move(source: str, destination: str) -> dict[str, str]:
+    return {"source_path": source, "destination_path": destination}
+
+
+def _race(
+    fs: FileSystem, raw: RawStore, tool: str, args: Callable[[int], dict[str, str]]
+) -> list[ToolResult]:
+    """Two sessions read a.txt, then session ``i`` sends ``tool`` with ``args(i)``, all at once."""
+    ctx = _context(fs, raw, {"a.txt": b"contested\n"})
+
+    async def body() -> list[ToolResult]:
+        sessions = [await _read_by(ctx, "a.txt") for _ in range(2)]
+        calls = [_call(ctx, tool, args(i), session) for i, session in enumerate(sessions)]
+        return list(await asyncio.gather(*calls))
+
+    return run(body())
+
+
+def _refused_here(result: ToolResult, guarded_delete: bool) -> bool:
+    """On a store without guarded deletes, check that ``result`` is the refusal; True there."""
+    if guarded_delete:
+        return False
     assert code_of(result) == "FS_SANDBOX_DENIED", result.text
     assert QUIRK in result.text, result.text
+    return True
 
 
 class ManageToolSuite:
     """``FileTools(manage=True)``: ``delete`` and ``move`` through the policy, on this store."""
 
     def test_delete_without_a_read_is_not_observed(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", b"keep\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"a.txt": b"keep\n"})
 
         async def body() -> None:
             path = (await fs.resolve("a.txt")).display_path
@@ -56,9 +90,7 @@ class ManageToolSuite:
             assert result.text == (
                 f'FS_NOT_OBSERVED: delete requires reading "{path}" first{READ_REMEDY}'
             )
-            moved = await _call(
-                ctx, "move", {"source_path": "a.txt", "destination_path": "b.txt"}, execution()
-            )
+            moved = await _call(ctx, "move", _move("a.txt", "b.txt"), execution())
             assert moved.text == (
                 f'FS_NOT_OBSERVED: move requires reading "{path}" first{READ_REMEDY}'
             )
@@ -70,17 +102,14 @@ class ManageToolSuite:
     def test_read_then_outside_change_then_delete_is_stale_and_keeps_the_file(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"seen\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"a.txt": b"seen\n"})
 
         async def body() -> None:
-            alice = execution()
             path = (await fs.resolve("a.txt")).display_path
-            assert code_of(await _call(ctx, "read", {"file_path": "a.txt"}, alice)) is None
+            alice = await _read_by(ctx, "a.txt")
             raw.write_bytes("a.txt", b"changed by someone else\n")
             result = await _call(ctx, "delete", {"file_path": "a.txt"}, alice)
-            if not guarded_delete:
-                _refused_here(result)
+            if _refused_here(result, guarded_delete):
                 return
             assert result.text.startswith(f'FS_STALE_VERSION: "{path}" was modified since it')
             assert result.text.endswith(STALE_REMEDY)
@@ -91,18 +120,15 @@ class ManageToolSuite:
     def test_read_then_delete_removes_the_file_and_the_session_sees_it_gone(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("d/a.txt", b"bye\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"d/a.txt": b"bye\n"})
         audit = io.StringIO()
         ctx.plugin(JsonlAuditLog(audit))
 
         async def body() -> None:
-            alice = execution()
             path = (await fs.resolve("d/a.txt")).display_path
-            await _call(ctx, "read", {"file_path": "d/a.txt"}, alice)
+            alice = await _read_by(ctx, "d/a.txt")
             result = await _call(ctx, "delete", {"file_path": "d/a.txt"}, alice)
-            if not guarded_delete:
-                _refused_here(result)
+            if _refused_here(result, guarded_delete):
                 return
             assert result.text == f"The file {path} has been deleted successfully."
             assert result.value is not None
@@ -128,18 +154,13 @@ class ManageToolSuite:
     def test_move_onto_an_unseen_existing_file_is_refused_and_keeps_both(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"source\n")
-        raw.write_bytes("b.txt", b"destination\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"a.txt": b"source\n", "b.txt": b"destination\n"})
 
         async def body() -> None:
-            alice = execution()
             destination = (await fs.resolve("b.txt")).display_path
-            await _call(ctx, "read", {"file_path": "a.txt"}, alice)
-            args = {"source_path": "a.txt", "destination_path": "b.txt"}
-            result = await _call(ctx, "move", args, alice)
-            if not guarded_delete:
-                _refused_here(result)
+            alice = await _read_by(ctx, "a.txt")
+            result = await _call(ctx, "move", _move("a.txt", "b.txt"), alice)
+            if _refused_here(result, guarded_delete):
                 return
             assert result.text == (
                 f'FS_NOT_OBSERVED: "{destination}" already exists and was not read before this '
@@ -153,8 +174,7 @@ class ManageToolSuite:
     def test_read_then_move_puts_the_content_at_the_destination_and_removes_the_source(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"one\r\ntwo\r\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"a.txt": b"one\r\ntwo\r\n"})
         events: list[tuple[str, str, bool, bool]] = []
         ctx.on(
             FS_COMMITTED,
@@ -164,14 +184,11 @@ class ManageToolSuite:
         )
 
         async def body() -> None:
-            alice = execution()
             src = (await fs.resolve("a.txt")).display_path
             dst = (await fs.resolve("moved/b.txt")).display_path
-            await _call(ctx, "read", {"file_path": "a.txt"}, alice)
-            args = {"source_path": "a.txt", "destination_path": "moved/b.txt"}
-            result = await _call(ctx, "move", args, alice)
-            if not guarded_delete:
-                _refused_here(result)
+            alice = await _read_by(ctx, "a.txt")
+            result = await _call(ctx, "move", _move("a.txt", "moved/b.txt"), alice)
+            if _refused_here(result, guarded_delete):
                 return
             assert result.text == f"The file {src} has been moved to {dst} successfully."
             assert events == [("move", src, True, False), ("move", dst, False, True)]
@@ -194,20 +211,14 @@ class ManageToolSuite:
     def test_move_replaces_a_destination_the_session_read(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"new content\n")
-        raw.write_bytes("b.txt", b"old content\n")
-        ctx = _context(fs)
+        ctx = _context(fs, raw, {"a.txt": b"new content\n", "b.txt": b"old content\n"})
 
         async def body() -> None:
-            alice = execution()
             src = (await fs.resolve("a.txt")).display_path
             dst = (await fs.resolve("b.txt")).display_path
-            for path in ("a.txt", "b.txt"):
-                await _call(ctx, "read", {"file_path": path}, alice)
-            args = {"source_path": "a.txt", "destination_path": "b.txt"}
-            result = await _call(ctx, "move", args, alice)
-            if not guarded_delete:
-                _refused_here(result)
+            alice = await _read_by(ctx, "a.txt", "b.txt")
+            result = await _call(ctx, "move", _move("a.txt", "b.txt"), alice)
+            if _refused_here(result, guarded_delete):
                 return
             assert result.text == (
                 f"The file {src} has been moved to {dst} successfully. "
@@ -220,10 +231,8 @@ class ManageToolSuite:
             assert not exists(raw, "a.txt")
 
     def test_move_onto_itself_is_invalid(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("a.txt", b"x\n")
-        ctx = _context(fs)
-        args = {"source_path": "a.txt", "destination_path": "./a.txt"}
-        result = run(_call(ctx, "move", args, execution()))
+        ctx = _context(fs, raw, {"a.txt": b"x\n"})
+        result = run(_call(ctx, "move", _move("a.txt", "./a.txt"), execution()))
         assert result.text == (
             "INVALID_ARGUMENTS: destination_path: names the same file as source_path; "
             "nothing to move"
@@ -233,15 +242,12 @@ class ManageToolSuite:
     def test_read_only_mount_refuses_delete_and_move(
         self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
     ) -> None:
-        raw.write_bytes("a.txt", b"keep\n")
-        ctx = _context(fs_read_only)
+        ctx = _context(fs_read_only, raw, {"a.txt": b"keep\n"})
 
         async def body() -> None:
-            alice = execution()
-            await _call(ctx, "read", {"file_path": "a.txt"}, alice)
+            alice = await _read_by(ctx, "a.txt")
             deleted = await _call(ctx, "delete", {"file_path": "a.txt"}, alice)
-            args = {"source_path": "a.txt", "destination_path": "b.txt"}
-            moved = await _call(ctx, "move", args, alice)
+            moved = await _call(ctx, "move", _move("a.txt", "b.txt"), alice)
             for result in (deleted, moved):
                 assert code_of(result) == "FS_SANDBOX_DENIED", result.text
                 assert "is read-only" in result.text
@@ -253,20 +259,7 @@ class ManageToolSuite:
     def test_two_sessions_racing_to_delete_one_file_exactly_one_wins(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"contested\n")
-        ctx = _context(fs)
-
-        async def body() -> list[ToolResult]:
-            sessions = [execution(), execution()]
-            for session in sessions:
-                await _call(ctx, "read", {"file_path": "a.txt"}, session)
-            return list(
-                await asyncio.gather(
-                    *(_call(ctx, "delete", {"file_path": "a.txt"}, s) for s in sessions)
-                )
-            )
-
-        results = run(body())
+        results = _race(fs, raw, "delete", lambda _: {"file_path": "a.txt"})
         codes = sorted(str(code_of(result)) for result in results)
         if not guarded_delete:
             assert codes == ["FS_SANDBOX_DENIED"] * 2, [r.text for r in results]
@@ -279,20 +272,7 @@ class ManageToolSuite:
     def test_two_sessions_racing_to_move_one_file_exactly_one_wins_and_nothing_is_lost(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        raw.write_bytes("a.txt", b"contested\n")
-        ctx = _context(fs)
-
-        async def body() -> list[ToolResult]:
-            sessions = [execution(), execution()]
-            for session in sessions:
-                await _call(ctx, "read", {"file_path": "a.txt"}, session)
-            moves = [
-                _call(ctx, "move", {"source_path": "a.txt", "destination_path": f"{i}.txt"}, s)
-                for i, s in enumerate(sessions)
-            ]
-            return list(await asyncio.gather(*moves))
-
-        results = run(body())
+        results = _race(fs, raw, "move", lambda i: _move("a.txt", f"{i}.txt"))
         won = [result for result in results if not result.is_error]
         if not guarded_delete:
             assert not won

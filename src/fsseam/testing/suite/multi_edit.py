@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from fsseam.seam import FileSystem, FsEditRequest, FsTarget, FsVersion, ReplaceIfVersion
-from fsseam.testing._support import BOM, E, expect_error, read, run, version, write
+from fsseam.testing._support import BOM, E, expect_error, read, run, version, write, written
 from fsseam.testing.fixtures import FileSystemOpener, RawStore
+from fsseam.testing.suite.edits import missing_file_contract, too_large_result_contract
 
 __all__ = ["MultiEditSuite"]
 
@@ -24,8 +25,7 @@ class MultiEditSuite:
         self, fs: FileSystem, raw: RawStore
     ) -> None:
         async def body() -> None:
-            base = await write(fs, "a.txt", "alpha beta gamma\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "alpha beta gamma\n")
             edits = [
                 FsEditRequest("alpha", "ALPHA"),
                 FsEditRequest("ALPHA beta", "AB"),
@@ -45,8 +45,7 @@ class MultiEditSuite:
         self, fs: FileSystem, raw: RawStore
     ) -> None:
         async def body() -> None:
-            base = await write(fs, "a.txt", "one two three\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "one two three\n")
             missing = [FsEditRequest("one", "1"), FsEditRequest("four", "4")]
             error = await expect_error(E.FS_EDIT_NOT_FOUND, fs.edit_text_many(target, missing))
             assert str(error).startswith("edit 2 of 2: old_string was not found")
@@ -71,15 +70,8 @@ class MultiEditSuite:
         run(body())
 
     def test_missing_file_is_not_found_unguarded_and_stale_guarded(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            other = await write(fs, "other.txt", "x")
-            target = await fs.resolve("missing.txt")
-            edits = [FsEditRequest("x", "y")]
-            await expect_error(E.FS_NOT_FOUND, fs.edit_text_many(target, edits))
-            await expect_error(E.FS_STALE_VERSION, fs.edit_text_many(target, edits, other.version))
-            assert await fs.stat(target) is None
-
-        run(body())
+        edits = [FsEditRequest("x", "y")]
+        run(missing_file_contract(fs, lambda target, seen: fs.edit_text_many(target, edits, seen)))
 
     def test_line_endings_and_bom_are_kept(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("a.txt", BOM + b"one\r\ntwo\r\nthree\r\n")
@@ -96,16 +88,8 @@ class MultiEditSuite:
         self, fs: FileSystem, reopen_fs: FileSystemOpener
     ) -> None:
         small = reopen_fs(max_edit_bytes=100)
-
-        async def body() -> None:
-            await write(fs, "a.txt", "x" * 90 + "!")
-            before = await version(fs, "a.txt")
-            target = await small.resolve("a.txt")
-            grow = [FsEditRequest("!", "?"), FsEditRequest("?", "y" * 20)]
-            await expect_error(E.FS_TOO_LARGE, small.edit_text_many(target, grow))
-            assert await version(fs, "a.txt") == before
-
-        run(body())
+        grow = [FsEditRequest("!", "?"), FsEditRequest("?", "y" * 20)]
+        run(too_large_result_contract(fs, small, lambda target: small.edit_text_many(target, grow)))
 
     def test_read_only_refuses(
         self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
@@ -122,8 +106,7 @@ class MultiEditSuite:
 
     def test_two_multi_edits_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
         async def body() -> None:
-            base = await write(fs, "a.txt", "a=1\nb=1\n")
-            target = await fs.resolve("a.txt")
+            target, base = await written(fs, "a.txt", "a=1\nb=1\n")
             first = [FsEditRequest("a=1", "a=2"), FsEditRequest("b=1", "b=2")]
             await fs.edit_text_many(target, first, base.version)
             second = [FsEditRequest("a", "A"), FsEditRequest("b", "B")]

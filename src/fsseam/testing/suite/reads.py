@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from fsseam.seam import FileSystem
-from fsseam.testing._support import BOM, MIXED_TEXT, E, expect_error, read, run, version, write
+from fsseam.testing._support import (
+    BOM,
+    MIXED_TEXT,
+    E,
+    expect_error,
+    read,
+    run,
+    version,
+    write,
+    written,
+)
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import RawStore
 
@@ -84,8 +94,7 @@ class StreamSuite:
 
     def test_stream_info_version_equals_stat_version(self, fs: FileSystem) -> None:
         async def body() -> None:
-            outcome = await write(fs, "a.txt", "héllo\n")
-            target = await fs.resolve("a.txt")
+            target, outcome = await written(fs, "a.txt", "héllo\n")
             async with fs.stream_text(target) as stream:
                 info = stream.info
                 text = "".join([chunk async for chunk in stream])

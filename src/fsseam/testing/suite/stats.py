@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from fsseam.seam import FileSystem
-from fsseam.testing._support import E, expect_error, names, read, run, version, write
+from fsseam.testing._support import (
+    E,
+    expect_error,
+    lstat_of,
+    names,
+    read,
+    run,
+    stat_of,
+    version,
+    write,
+)
 
 __all__ = ["StatSuite"]
 
@@ -21,8 +31,7 @@ class StatSuite:
     def test_stat_file_reports_type_size_and_version(self, fs: FileSystem) -> None:
         async def body() -> None:
             outcome = await write(fs, "a.txt", "héllo\n")
-            info = await fs.stat(await fs.resolve("a.txt"))
-            assert info is not None
+            info = await stat_of(fs, await fs.resolve("a.txt"))
             assert info.type == "file"
             assert info.size == len("héllo\n".encode())
             assert info.version == outcome.version
@@ -66,8 +75,7 @@ class StatSuite:
     def test_lstat_regular_file_matches_stat(self, fs: FileSystem) -> None:
         async def body() -> None:
             await write(fs, "dir/a.txt", "abc")
-            info = await fs.lstat("dir/a.txt")
-            assert info is not None
+            info = await lstat_of(fs, "dir/a.txt")
             assert (info.type, info.size) == ("file", 3)
             assert info.version == await version(fs, "dir/a.txt")
             same = await fs.lstat("a.txt", cwd="dir")
@@ -78,8 +86,7 @@ class StatSuite:
     def test_lstat_directory(self, fs: FileSystem) -> None:
         async def body() -> None:
             await write(fs, "dir/a.txt", "abc")
-            info = await fs.lstat("dir")
-            assert info is not None
+            info = await lstat_of(fs, "dir")
             assert info.type == "directory"
 
         run(body())

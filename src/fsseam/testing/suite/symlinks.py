@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, ReplaceIfVersion
-from fsseam.testing._support import E, expect_error, read, run, version, write
+import pytest
+
+from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, FsPathInfo, ReplaceIfVersion
+from fsseam.testing._support import E, expect_error, lstat_of, read, run, stat_of, version, write
 from fsseam.testing.fixtures import RawStore, SymlinkMaker
 
 __all__ = ["SymlinkSuite"]
@@ -17,8 +19,7 @@ class SymlinkSuite:
     def test_symlink_inside_root_read_follows_link(
         self, fs: FileSystem, make_symlink: SymlinkMaker
     ) -> None:
-        run(write(fs, "real.txt", "real\n"))
-        make_symlink("link.txt", "real.txt")
+        _linked(fs, make_symlink, "real\n")
         make_symlink("sub/up.txt", "../real.txt")
 
         async def body() -> None:
@@ -42,63 +43,36 @@ class SymlinkSuite:
 
         run(body())
 
-    def test_symlink_write_lands_on_target_and_link_stays(
-        self, fs: FileSystem, make_symlink: SymlinkMaker
+    @pytest.mark.parametrize("change", ["write", "edit", "create_through_a_dangling_link"])
+    def test_a_change_through_a_symlink_lands_on_the_target_and_the_link_stays(
+        self, fs: FileSystem, make_symlink: SymlinkMaker, change: str
     ) -> None:
-        run(write(fs, "real.txt", "old\n"))
-        make_symlink("link.txt", "real.txt")
+        if change == "create_through_a_dangling_link":
+            make_symlink("link.txt", "real.txt")
+        else:
+            _linked(fs, make_symlink, "x = 1\n")
 
         async def body() -> None:
             link = await fs.resolve("link.txt")
-            current = await fs.stat(link)
-            assert current is not None
-            await fs.write_text(link, "new\n", ReplaceIfVersion(current.version))
-            assert await read(fs, "real.txt") == "new\n"
-            info = await fs.lstat("link.txt")
-            assert info is not None
-            assert info.type == "symlink"
-
-        run(body())
-
-    def test_symlink_edit_lands_on_target_and_link_stays(
-        self, fs: FileSystem, make_symlink: SymlinkMaker
-    ) -> None:
-        run(write(fs, "real.txt", "x = 1\n"))
-        make_symlink("link.txt", "real.txt")
-
-        async def body() -> None:
-            await fs.edit_text(await fs.resolve("link.txt"), FsEditRequest("1", "2"))
+            if change == "write":
+                current = await stat_of(fs, link)
+                await fs.write_text(link, "x = 2\n", ReplaceIfVersion(current.version))
+            elif change == "edit":
+                await fs.edit_text(link, FsEditRequest("1", "2"))
+            else:
+                await fs.write_text(link, "x = 2\n", CreateIfAbsent())
             assert await read(fs, "real.txt") == "x = 2\n"
-            info = await fs.lstat("link.txt")
-            assert info is not None
-            assert info.type == "symlink"
-
-        run(body())
-
-    def test_dangling_symlink_inside_root_write_creates_target(
-        self, fs: FileSystem, make_symlink: SymlinkMaker
-    ) -> None:
-        make_symlink("link.txt", "later.txt")
-
-        async def body() -> None:
-            await fs.write_text(await fs.resolve("link.txt"), "made\n", CreateIfAbsent())
-            assert await read(fs, "later.txt") == "made\n"
-            info = await fs.lstat("link.txt")
-            assert info is not None
-            assert info.type == "symlink"
+            await _still_a_symlink(fs, "link.txt")
 
         run(body())
 
     def test_lstat_and_list_dir_report_symlink_without_following(
         self, fs: FileSystem, make_symlink: SymlinkMaker
     ) -> None:
-        run(write(fs, "real.txt", "real\n"))
-        make_symlink("link.txt", "real.txt")
+        _linked(fs, make_symlink, "real\n")
 
         async def body() -> None:
-            info = await fs.lstat("link.txt")
-            assert info is not None
-            assert info.type == "symlink"
+            info = await _still_a_symlink(fs, "link.txt")
             assert info.version != await version(fs, "link.txt")
             entries = {e.name: e.type for e in await fs.list_dir(await fs.resolve("."))}
             assert entries == {"link.txt": "symlink", "real.txt": "file"}
@@ -167,3 +141,15 @@ class SymlinkSuite:
 
         run(body())
         assert secret.read_text() == "secret\n"
+
+
+def _linked(fs: FileSystem, make_symlink: SymlinkMaker, content: str) -> None:
+    """``real.txt`` holding ``content``, and ``link.txt`` pointing at it."""
+    run(write(fs, "real.txt", content))
+    make_symlink("link.txt", "real.txt")
+
+
+async def _still_a_symlink(fs: FileSystem, path: str) -> FsPathInfo:
+    info = await lstat_of(fs, path)
+    assert info.type == "symlink", f"{path} is no longer a symlink"
+    return info

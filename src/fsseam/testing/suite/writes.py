@@ -24,6 +24,7 @@ from fsseam.testing._support import (
     names,
     read,
     run,
+    stat_of,
     version,
     write,
 )
@@ -52,8 +53,7 @@ class WriteSuite:
             await write(fs, "a/b/c/d.txt", "deep")
             assert await read(fs, "a/b/c/d.txt") == "deep"
             for path in ("a", "a/b", "a/b/c"):
-                info = await fs.stat(await fs.resolve(path))
-                assert info is not None
+                info = await stat_of(fs, await fs.resolve(path))
                 assert info.type == "directory"
 
         run(body())
