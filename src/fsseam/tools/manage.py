@@ -179,8 +179,8 @@ class MoveTool:
             raise
         except FsNotObserved:
             raise FsNotObserved(
-                f'"{dst}" already exists and was not read before this move; read it to replace '
-                "it, or choose another destination_path"
+                f'"{dst}" already exists and was not read before this move (to keep it, '
+                "choose another destination_path)"
             ) from None
         ctx.emit(FS_OBSERVED, execution, source, Absent())
         ctx.emit(FS_OBSERVED, execution, destination, Present(outcome.version))

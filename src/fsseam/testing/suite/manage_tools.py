@@ -164,7 +164,7 @@ class ManageToolSuite:
                 return
             assert result.text == (
                 f'FS_NOT_OBSERVED: "{destination}" already exists and was not read before this '
-                f"move; read it to replace it, or choose another destination_path{READ_REMEDY}"
+                f"move (to keep it, choose another destination_path){READ_REMEDY}"
             )
 
         run(body())
