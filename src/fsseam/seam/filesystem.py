@@ -477,8 +477,8 @@ def move_incomplete(
     """The error of a move whose destination was written but whose source was not deleted."""
     return FsMoveIncomplete(
         f'moving "{source.display_path}" to "{destination.display_path}" stopped halfway: '
-        f'"{destination.display_path}" was written, but "{source.display_path}" was not '
-        f"deleted ({cause.message}); nothing was lost, check both",
+        f'"{destination.display_path}" was written, but this move did not delete '
+        f'"{source.display_path}" ({cause.message}); nothing was lost, check both',
         cause.code,
         version=version,
         replaced_version=replaced,
