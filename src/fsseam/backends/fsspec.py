@@ -439,7 +439,7 @@ class FsspecFileSystem(FileSystem):
         )
 
     async def _put(
-        self, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent
+        self, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent | None
     ) -> FsVersion:
         """One guarded put; the bytes stored go to the cache under their new version."""
         stored = await self._dialect.put(path, data, guard)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING
 
-from fsseam.backends.dialects.base import StoredWrite
 from fsseam.seam import (
     CreateIfAbsent,
     FsDeleteOutcome,
@@ -123,21 +122,25 @@ async def move(
         ) from None
     if expected is not None and version != expected:
         raise FsStaleVersion(f'"{source.display_path}" was modified since it was read')
-    stored = await _write(fs, destination, dst, data, destination_intent)
+    written = await _write(fs, destination, dst, data, destination_intent)
     replaced = (
         destination_intent.version if isinstance(destination_intent, ReplaceIfVersion) else None
     )
     try:
         await fs._dialect.delete(src, version)
     except FsError as exc:
-        raise move_incomplete(source, destination, exc, stored.version, replaced) from exc
-    return FsMoveOutcome(stored.version, version, replaced)
+        raise move_incomplete(source, destination, exc, written, replaced) from exc
+    return FsMoveOutcome(written, version, replaced)
 
 
 async def _write(
     fs: FsspecFileSystem, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent | None
-) -> StoredWrite:
+) -> FsVersion:
     """The destination's write, worded as ``write_text`` words its failures.
+
+    Through the file system's put, so the bytes go to the content cache under
+    their new version and an edit of the destination right after the move is
+    one request, as after a ``write``.
 
     On an object store a key can be created beside a prefix of the same name,
     so a destination that is a directory is refused first (one listing).
@@ -146,7 +149,7 @@ async def _write(
         raise await fs._write_onto(path, target, FsNotRegularFile(f'"{path}" is a directory'))
     near = await fs._near(path) if isinstance(guard, CreateIfAbsent) else None
     try:
-        return await fs._dialect.put(near or path, data, guard)
+        return await fs._put(target, near or path, data, guard)
     except FsNotRegularFile as exc:
         raise await fs._write_onto(near or path, target, exc) from None
     except FsNotObserved:

@@ -25,6 +25,7 @@ from fsseam.seam import (
     CreateIfAbsent,
     FileSystem,
     FsDeleteOutcome,
+    FsEditRequest,
     FsError,
     FsErrorCode,
     FsMoveIncomplete,
@@ -385,6 +386,26 @@ class ManageSuite:
 
         # Refused on a store that ignores the precondition: no request at all.
         assert run(body()) == (1 if guarded_delete else 0)
+
+    def test_an_edit_of_the_destination_right_after_a_move_is_one_request(
+        self, fs: FileSystem, wire: RequestLog | None, guarded_delete: bool
+    ) -> None:
+        if wire is None:
+            pytest.skip("the backend gives no `wire` fixture to count its store's requests")
+        if not guarded_delete:
+            pytest.skip("this store refuses delete and move (proven by the other tests)")
+
+        async def body() -> int:
+            await _warm(fs)
+            source, current = await _created(fs, "from.txt", "one\n")
+            destination = await fs.resolve("to.txt")
+            moved = await fs.move(source, destination, current, CreateIfAbsent())
+            wire.clear()
+            await fs.edit_text(destination, FsEditRequest("one", "two"), moved.version)
+            return wire.count()
+
+        # The moved bytes are known at their new version, as after a write: no GET.
+        assert run(body()) == 1
 
     def test_delete_and_move_errors_match_the_local_reference_but_for_the_path(
         self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem, guarded_delete: bool
