@@ -25,8 +25,6 @@ import os
 import platform
 import random
 import re
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +44,8 @@ sys.path.insert(0, str(REPO / "src"))
 
 import httpx2  # noqa: E402 - after the path set-up, like the other benchmarks
 from _common import RemoteS3  # noqa: E402
+
+from fsseam.testing.emulators.redis import redis_server  # noqa: E402
 
 TOKEN = "bench-token-0123456789abcdef"
 META = {
@@ -67,51 +67,6 @@ class Server:
     busy: dict[int, float] = field(default_factory=dict)
     """Wall seconds spent in rounds at each concurrency (for throughput)."""
     calls: dict[int, int] = field(default_factory=dict)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def redis(workdir: Path) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not installed: apt-get install -y redis-server")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @contextmanager
@@ -267,7 +222,7 @@ def main() -> None:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsseam-bench-")))
         tokens = work / "tokens"
         tokens.write_text(f"bench {TOKEN}\n")
-        redis_url = stack.enter_context(redis(work))
+        redis_url = stack.enter_context(redis_server(work))
         s3 = RemoteS3()
         stack.callback(s3.stop)
         options = s3.storage_options()

@@ -4,3 +4,17 @@ Each module starts one emulator once per process and hands out fresh buckets;
 ``fixtures`` modules expose them to pytest. Requests can be counted and faults
 injected at the emulator's HTTP layer, so the real dialect code runs.
 """
+
+from __future__ import annotations
+
+import socket
+
+__all__ = ["free_port"]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now (the emulator binds it next)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port

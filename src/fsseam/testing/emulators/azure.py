@@ -22,7 +22,6 @@ import http.client
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from typing import Any, NamedTuple
 
 import fsspec
 
+from fsseam.testing.emulators import free_port
 from fsseam.testing.emulators.proxy import RecordingProxy
 
 __all__ = [
@@ -106,13 +106,6 @@ def azurite_main() -> Path:
     raise RuntimeError(f"{_INSTALL_HINT} (looked for {looked})")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _answers_http(port: int) -> bool:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
     try:
@@ -137,7 +130,7 @@ class AzuriteServer:
         self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
             prefix="fsseam-azurite-", suffix=".log", delete=False
         )
-        self.port = _free_port()
+        self.port = free_port()
         """Azurite's own port (unrecorded)."""
         self._process = subprocess.Popen(
             [

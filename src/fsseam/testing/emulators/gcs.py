@@ -37,7 +37,6 @@ import contextlib
 import http.client
 import json
 import os
-import socket
 import subprocess
 import tempfile
 import threading
@@ -48,6 +47,7 @@ import uuid
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs
 
+from fsseam.testing.emulators import free_port
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
@@ -80,13 +80,6 @@ def _binary() -> str:
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"fake-gcs-server binary {path} is missing or not executable")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class GCSProxy(RecordingProxy):
@@ -154,7 +147,7 @@ class GCSEmulator:
         last = ""
         for _ in range(_START_ATTEMPTS):
             # A free port can be taken between the probe and the bind: retry.
-            self.port = _free_port()
+            self.port = free_port(_HOST)
             self.proxy.upstream = (_HOST, self.port)
             self._process = subprocess.Popen(
                 [

@@ -28,7 +28,6 @@ import contextlib
 import ctypes
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -41,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fsseam.testing.emulators import free_port
 
 __all__ = ["RGWCluster", "RGWUnavailable", "rgw_server", "rgw_url", "start_rgw"]
 
@@ -115,13 +116,6 @@ _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 def _die_with_parent() -> None:
     """In the child, before exec: be killed when the test process dies (even by SIGKILL)."""
     _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -215,7 +209,7 @@ def start_rgw(timeout: float = 90) -> RGWCluster:
     directory = Path(tempfile.mkdtemp(prefix="fsseam-rgw-"))
     for sub in ("run", "log", "mon", "osd", "rgw"):
         (directory / sub).mkdir()
-    mon2, mon1, port = _free_port(), _free_port(), _free_port()
+    mon2, mon1, port = free_port(), free_port(), free_port()
     fsid = str(uuid.uuid4())
     conf = directory / "ceph.conf"
     conf.write_text(_CONF.format(fsid=fsid, mon2=mon2, mon1=mon1, rgw=port, dir=directory))
