@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from fsseam import FsspecFileSystem, open_fs
-from fsseam.backends.dialects import GuardedDialect, ObjectStoreDialect
+from fsseam.backends.dialects import GuardedDialect
 from fsseam.backends.dialects.base import (
     DELETE_PRECONDITION_IGNORED,
     QUIRKS,
@@ -42,6 +42,7 @@ from fsseam.testing.emulators.proxy import RecordingProxy
 from fsseam.testing.emulators.rgw import RGWCluster
 from fsseam.testing.emulators.s3 import S3Emulator
 from fsseam.testing.harness import DelegatingFileSystem
+from tests.test_guarded_write_protocol import object_store_dialects
 
 URL = "s3://b/k"
 V1 = FsVersion('"v1"')
@@ -96,15 +97,7 @@ def test_settle_delete_without_a_resend_makes_a_refusal_of_the_current_version_a
 def test_object_store_delete_is_the_protocol_and_cannot_be_overridden() -> None:
     """A dialect implements ``_send_delete``; ``delete`` is the base's, final."""
     assert getattr(GuardedDialect.delete, "__final__", False) is True
-    for name in ("s3", "gcs", "azure"):
-        module = __import__(f"fsseam.backends.dialects.{name}", fromlist=["x"])
-        cls = next(
-            value
-            for value in vars(module).values()
-            if isinstance(value, type)
-            and issubclass(value, ObjectStoreDialect)
-            and value is not ObjectStoreDialect
-        )
+    for cls in object_store_dialects():
         assert cls.delete is GuardedDialect.delete, cls
         assert "_send_delete" in vars(cls), cls
 

@@ -8,6 +8,7 @@ uses (moto, fake-gcs-server, Azurite).
 from __future__ import annotations
 
 import asyncio
+import importlib
 from typing import Any
 
 import fsspec
@@ -108,18 +109,27 @@ def test_settle_without_a_resend_makes_a_refusal_at_the_current_version_a_confli
     assert caught.value.code is FsErrorCode.FS_STALE_VERSION
 
 
+def object_store_dialects() -> list[type[ObjectStoreDialect]]:
+    """The S3, GCS and Azure dialect classes, found in their modules."""
+    found = []
+    for name in ("s3", "gcs", "azure"):
+        module = importlib.import_module(f"fsseam.backends.dialects.{name}")
+        found.append(
+            next(
+                value
+                for value in vars(module).values()
+                if isinstance(value, type)
+                and issubclass(value, ObjectStoreDialect)
+                and value is not ObjectStoreDialect
+            )
+        )
+    return found
+
+
 def test_object_store_put_is_the_protocol_and_cannot_be_overridden() -> None:
     """A new dialect implements ``_send`` / ``_token_of``; ``put`` is the base's, final."""
     assert getattr(GuardedDialect.put, "__final__", False) is True
-    for name in ("s3", "gcs", "azure"):
-        module = __import__(f"fsseam.backends.dialects.{name}", fromlist=["x"])
-        cls = next(
-            value
-            for value in vars(module).values()
-            if isinstance(value, type)
-            and issubclass(value, ObjectStoreDialect)
-            and value is not ObjectStoreDialect
-        )
+    for cls in object_store_dialects():
         assert cls.put is GuardedDialect.put, cls
         assert "_send" in vars(cls), cls
         assert "_token_of" in vars(cls), cls
