@@ -18,6 +18,14 @@ from fsseam.testing._worker import read_versioned
 from fsseam.testing.emulators.azure import AzuriteServer
 
 
+async def edit_twice(fs: FsspecFileSystem, name: str) -> None:
+    """Read ``name``, then two edits in a row: the second starts from the content cache."""
+    target = await fs.resolve(name)
+    _, seen = await read_versioned(fs, target)
+    first = await fs.edit_text(target, FsEditRequest("one", "1"), seen)
+    await fs.edit_text(target, FsEditRequest("two", "2"), first.version)
+
+
 @pytest.mark.s3
 def test_s3_two_cached_edits_keep_content_type_and_user_metadata(
     s3_fs: FsspecFileSystem,
@@ -32,13 +40,7 @@ def test_s3_two_cached_edits_keep_content_type_and_user_metadata(
         Metadata={"owner": "web"},
     )
 
-    async def body() -> None:
-        target = await s3_fs.resolve("index.html")
-        _, seen = await read_versioned(s3_fs, target)
-        first = await s3_fs.edit_text(target, FsEditRequest("one", "1"), seen)
-        await s3_fs.edit_text(target, FsEditRequest("two", "2"), first.version)
-
-    run(body())
+    run(edit_twice(s3_fs, "index.html"))
     stored = s3_fs.fs.call_s3("head_object", Bucket=bucket, Key="index.html")
     assert stored["ContentType"] == "text/plain; charset=utf-8"
     assert stored["Metadata"]["owner"] == "web"
@@ -54,13 +56,7 @@ def test_gcs_two_cached_edits_keep_the_attributes(gcs_fs: FsspecFileSystem) -> N
         fixed_key_metadata={"cache_control": "no-store"},
     )
 
-    async def body() -> None:
-        target = await gcs_fs.resolve("page.html")
-        _, seen = await read_versioned(gcs_fs, target)
-        first = await gcs_fs.edit_text(target, FsEditRequest("one", "1"), seen)
-        await gcs_fs.edit_text(target, FsEditRequest("two", "2"), first.version)
-
-    run(body())
+    run(edit_twice(gcs_fs, "page.html"))
     info = gcs_fs.fs.info(path)
     assert info["contentType"] == "text/plain; charset=utf-8"
     assert info["cacheControl"] == "no-store"
@@ -83,13 +79,7 @@ def test_azure_two_cached_edits_keep_content_settings_and_metadata(
         metadata={"owner": "web"},
     )
 
-    async def body() -> None:
-        target = await azure_fs.resolve("page.html")
-        _, seen = await read_versioned(azure_fs, target)
-        first = await azure_fs.edit_text(target, FsEditRequest("one", "1"), seen)
-        await azure_fs.edit_text(target, FsEditRequest("two", "2"), first.version)
-
-    run(body())
+    run(edit_twice(azure_fs, "page.html"))
     props = blob.get_blob_properties()
     assert blob.download_blob().readall() == b"<p>1 2</p>\n"
     assert props.content_settings.content_type == "text/plain; charset=utf-8"
