@@ -167,6 +167,15 @@ def test_read_prints_the_tool_rendering_and_the_version_on_stderr(ws: Path) -> N
     assert run.stderr == version_of(path) + "\n"
 
 
+def test_read_with_a_negative_offset_prints_the_last_lines(cli: Cli, ws: Path) -> None:
+    (ws / "ten.txt").write_text("".join(f"l{i}\n" for i in range(1, 11)))
+    run = cli(ws, "read", "ten.txt", "--offset", "-3")
+    assert run.status == 0, run.err
+    assert (
+        "<content>\n8: l8\n9: l9\n10: l10\n\n(End of file - total 10 lines)\n</content>" in run.out
+    )
+
+
 def test_read_window_and_crlf(cli: Cli, ws: Path) -> None:
     run = cli(ws, "read", "./notes.txt", "--offset", "2", "--limit", "1")
     assert run.status == 0

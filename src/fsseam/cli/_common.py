@@ -140,6 +140,17 @@ def positive(text: str) -> int:
     return value
 
 
+def line_offset(text: str) -> int:
+    """``--offset``: a 1-based line, or ``-N`` for the last N lines (the read tool's rule)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more, or -N for the last N lines, got 0")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Parents:
     """What a command module needs to add its subcommands to the ``fsseam`` parser."""

@@ -28,6 +28,7 @@ from fsseam.cli._common import (
     Abort,
     Parents,
     flush_stdout,
+    line_offset,
     locate,
     mount,
     positive,
@@ -77,7 +78,9 @@ def register(parents: Parents) -> None:
         "print a text file with numbered lines, as the read tool shows it",
         "Print PATH as the read tool renders it: numbered lines and a footer.",
     )
-    read.add_argument("--offset", type=positive, metavar="N", help="first line (1-based)")
+    read.add_argument(
+        "--offset", type=line_offset, metavar="N", help="first line (1-based); -N: the last N lines"
+    )
     read.add_argument("--limit", type=positive, metavar="N", help="at most N lines")
     _finish(read, _cmd_read, "print the file's version on stderr")
 
