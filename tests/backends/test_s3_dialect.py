@@ -25,13 +25,13 @@ from botocore.exceptions import ClientError
 
 from fsseam.backends import FsspecFileSystem, open_fs
 from fsseam.backends.dialects.base import CHUNK_SIZE
+from fsseam.backends.dialects.outcomes import Wording, boundary
 from fsseam.backends.dialects.s3 import (
     S3Dialect,
     S3EndpointWarning,
     S3Reader,
     S3StoredWrite,
-    _errors,
-    _GuardFailed,
+    _answer,
     _needs_proof,
 )
 from fsseam.seam import (
@@ -370,7 +370,8 @@ def _wrapped(cause: ClientError, exc: OSError) -> OSError:
     ],
 )
 def test_error_translation(raised: Exception, code: FsErrorCode) -> None:
-    with pytest.raises(FsError) as caught, _errors("s3://b/k", "read"):
+    wording = Wording("S3", "the credentials", "AWS")
+    with pytest.raises(FsError) as caught, boundary("s3://b/k", wording, _answer):
         raise raised
     assert caught.value.code is code
     assert "s3://b/k" in str(caught.value)
@@ -378,31 +379,29 @@ def test_error_translation(raised: Exception, code: FsErrorCode) -> None:
 
 
 @pytest.mark.parametrize(
-    ("raised", "retryable"),
+    ("raised", "kind"),
     [
         # s3fs: a failed If-Match is OSError(EINVAL), a failed If-None-Match FileExistsError.
         (
             _wrapped(
                 _client_error("PreconditionFailed", 412, "If-Match"), OSError(errno.EINVAL, "x")
             ),
-            False,
+            "refused",
         ),
         (
             _wrapped(
                 _client_error("PreconditionFailed", 412, "If-None-Match"), FileExistsError("x")
             ),
-            False,
+            "refused",
         ),
         (
             _wrapped(_client_error("ConditionalRequestConflict", 409), OSError(errno.EBUSY, "x")),
-            True,
+            "conflict",
         ),
     ],
 )
-def test_guard_failures_are_recognised_from_the_cause(raised: Exception, retryable: bool) -> None:
-    with pytest.raises(_GuardFailed) as caught, _errors("s3://b/k", "write", preconditions=True):
-        raise raised
-    assert caught.value.retryable is retryable
+def test_guard_failures_are_recognised_from_the_cause(raised: Exception, kind: str) -> None:
+    assert _answer(raised).kind == kind
 
 
 # -- attributes, versions, endpoints -----------------------------------------------------------

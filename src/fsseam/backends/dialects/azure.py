@@ -13,9 +13,9 @@ own ``metadata=`` (``pipe_file``) or serve sizes from a stale listing cache.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from typing import Any, ClassVar, NoReturn
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar
 
 try:
     from azure.core import MatchConditions
@@ -36,11 +36,11 @@ from fsseam.backends.dialects.base import (
     DIRECTORY,
     GuardRefused,
     ObjectState,
-    OutcomeUnknown,
     RawEntry,
 )
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.seam import CreateIfAbsent, FsError, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
+from fsseam.backends.dialects.outcomes import Answer, Kind, Wording, boundary
+from fsseam.seam import CreateIfAbsent, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = ["TOKEN_KEY", "AzureDialect"]
 
@@ -91,59 +91,22 @@ def _is_precondition_failure(exc: Exception) -> bool:
     return False
 
 
-def _is_ambiguous(exc: Exception) -> bool:
-    """The write may or may not have landed (timeouts, dropped connections, 5xx, 408)."""
-    if isinstance(exc, HttpResponseError):
-        status = exc.status_code or 0
-        return status >= 500 or status == 408
-    return isinstance(exc, AzureError | OSError | TimeoutError)
-
-
-def _raise(url: str, exc: Exception, *, write: bool, replace: bool) -> NoReturn:
-    """The one translation from azure-core / transport failures to ``FsError`` and outcomes."""
-    http = exc if isinstance(exc, HttpResponseError) else None
-    if isinstance(exc, ResourceNotFoundError) or (http is not None and http.status_code == 404):
-        if http is not None and _code(http) == "ContainerNotFound":
-            raise messages.missing_bucket(url, "container") from exc
-        if replace:  # If-Match on a deleted blob (Azurite answers 412, the service may 404)
-            raise GuardRefused("BlobNotFound") from exc
-        raise messages.not_found(url) from exc
-    if isinstance(exc, ClientAuthenticationError) or (
-        http is not None and http.status_code in (401, 403)
-    ):
-        check = "the credentials (connection_string, account_key, sas_token) and the roles"
-        cause = (
-            (_code(http) or str(http.status_code)) if http is not None else messages.describe(exc)
-        )
-        raise messages.denied(url, "Azure", cause, check) from exc
-    if _is_precondition_failure(exc):
-        if write:
-            raise GuardRefused("ConditionNotMet") from exc
-        raise messages.stale(url) from exc
-    cause = (
-        f"HTTP {http.status_code} {_code(http)}".rstrip()
-        if http is not None
-        else messages.describe(exc)
-    )
-    error = messages.failed(url, "Azure Blob Storage", cause)
-    if write and _is_ambiguous(exc):
-        raise OutcomeUnknown(error, status=http.status_code if http is not None else None) from exc
-    raise error from exc
-
-
-@contextmanager
-def _azure_errors(url: str, *, write: bool = False, replace: bool = False) -> Iterator[None]:
-    """Map every foreign exception raised inside to an ``FsError`` naming ``url``.
-
-    In a ``write``: a failed condition (for a ``replace``, a missing blob too)
-    is :class:`GuardRefused`, a failure that may have landed :class:`OutcomeUnknown`.
-    """
-    try:
-        yield
-    except (FsError, GuardRefused, OutcomeUnknown):
-        raise
-    except Exception as exc:  # the SDK also raises ValueError/TypeError on odd answers
-        _raise(url, exc, write=write, replace=replace)
+def _answer(exc: Exception) -> Answer:
+    """How azure-core / the transport said that a request failed."""
+    if not isinstance(exc, HttpResponseError):
+        # ServiceRequestError, ServiceResponseError...: no answer was read.
+        unreachable = isinstance(exc, AzureError | OSError | TimeoutError)
+        return Answer("unreachable" if unreachable else "failed", messages.describe(exc))
+    status, code = exc.status_code, _code(exc)
+    cause = f"HTTP {status} {code}".rstrip()
+    kind: Kind = "failed"
+    if isinstance(exc, ResourceNotFoundError) or status == 404:
+        kind = "no_bucket" if code == "ContainerNotFound" else "missing"
+    elif isinstance(exc, ClientAuthenticationError) or status in (401, 403):
+        kind = "denied"
+    elif _is_precondition_failure(exc):
+        kind = "refused"
+    return Answer(kind, cause, status)
 
 
 def _attributes(props: Any) -> dict[str, Any]:
@@ -172,6 +135,21 @@ class AzureDialect(ObjectStoreDialect):
     def _container(self, container: str) -> Any:
         return self.fs.service_client.get_container_client(container)
 
+    def _errors(
+        self, path: str, *, write: bool = False, pinned: bool = False
+    ) -> AbstractContextManager[None]:
+        """The error boundary of one request; a ``write`` is guarded (:mod:`.outcomes`)."""
+        wording = Wording(
+            "Azure Blob Storage",
+            "the credentials (connection_string, account_key, sas_token) and the roles",
+            str(getattr(self.fs.service_client, "url", "the account")),
+            bucket="container",
+        )
+        return boundary(self.url(path), wording, _answer, guarded=write, pinned=pinned)
+
+    def is_version(self, version: FsVersion) -> bool:
+        return super().is_version(version) and '"' not in version  # an unquoted ETag
+
     def _request_kwargs(self) -> dict[str, Any]:
         # adlfs' own timeout settings (timeout=, connection_timeout=, read_timeout=).
         return dict(getattr(self.fs, "_timeout_kwargs", None) or {})
@@ -179,7 +157,7 @@ class AzureDialect(ObjectStoreDialect):
     # -- metadata ------------------------------------------------------------
 
     async def _properties(self, path: str) -> Any | None:
-        with _azure_errors(self.url(path)):
+        with self._errors(path):
             async with self._blob(path) as client:
                 try:
                     return await client.get_blob_properties(**self._request_kwargs())
@@ -203,7 +181,7 @@ class AzureDialect(ObjectStoreDialect):
 
     async def _has_children(self, path: str) -> bool:
         container, blob = self.split(path)
-        with _azure_errors(self.url(path)):
+        with self._errors(path):
             async with self._container(container) as client:
                 try:
                     async for _ in client.list_blobs(
@@ -215,7 +193,7 @@ class AzureDialect(ObjectStoreDialect):
         return False
 
     async def _bucket_exists(self, bucket: str) -> bool:
-        with _azure_errors(self.url(bucket)):
+        with self._errors(bucket):
             async with self._container(bucket) as client:
                 try:
                     await client.get_container_properties(**self._request_kwargs())
@@ -226,7 +204,7 @@ class AzureDialect(ObjectStoreDialect):
     async def _children(self, path: str) -> AsyncIterator[RawEntry]:
         container, blob = self.split(path)
         prefix = f"{blob}/" if blob else ""
-        with _azure_errors(self.url(path)):
+        with self._errors(path):
             async with self._container(container) as client:
                 async for item in client.walk_blobs(
                     name_starts_with=prefix,
@@ -247,7 +225,7 @@ class AzureDialect(ObjectStoreDialect):
     async def _get(self, path: str) -> Opened:
         """One GET for content, ETag and total size."""
         url = self.url(path)
-        with _azure_errors(url):
+        with self._errors(path):
             async with self._blob(path) as client:
                 for _ in range(_EMPTY_RETRIES):
                     try:
@@ -276,7 +254,7 @@ class AzureDialect(ObjectStoreDialect):
 
     async def _get_range(self, path: str, pin: Any, start: int, end: int) -> Body:
         url = self.url(path)
-        with _azure_errors(url):
+        with self._errors(path):
             async with self._blob(path) as client:
                 try:
                     download = await client.download_blob(
@@ -296,15 +274,12 @@ class AzureDialect(ObjectStoreDialect):
     async def _send(
         self, path: str, data: bytes, guard: FsWriteIntent | None, token: str
     ) -> ObjectState:
-        url = self.url(path)
         conditions: dict[str, Any] = {}
         # overwrite=False makes the SDK send If-None-Match: * (etag="*" with IfMissing
         # is refused by the SDK itself). With overwrite=False the SDK would report a
         # failed If-Match as "already exists": the condition alone must decide a replace.
         overwrite = not isinstance(guard, CreateIfAbsent)
         if isinstance(guard, ReplaceIfVersion):
-            if not guard.version or any(ch in guard.version for ch in '*"'):
-                raise messages.stale(url)  # never let a version turn into the If-Match wildcard
             conditions = {
                 "etag": f'"{guard.version}"',
                 "match_condition": MatchConditions.IfNotModified,
@@ -313,7 +288,8 @@ class AzureDialect(ObjectStoreDialect):
         settings = kept.get("content_settings") or {"content_type": base.content_type(path)}
         # is_directory=false: what adlfs writes, so its listings agree.
         metadata = {**kept.get("metadata", {}), "is_directory": "false", TOKEN_KEY: token}
-        with _azure_errors(url, write=True, replace=isinstance(guard, ReplaceIfVersion)):
+        # If-Match on a deleted blob: Azurite answers 412, the service may answer 404.
+        with self._errors(path, write=True, pinned=isinstance(guard, ReplaceIfVersion)):
             async with self._blob(path) as client:
                 result = await client.upload_blob(
                     data,
@@ -325,18 +301,12 @@ class AzureDialect(ObjectStoreDialect):
                     **conditions,
                     **self._request_kwargs(),
                 )
-        # The next replace may start from the content cache, with no GET: keep
-        # what this version carries, or that replace would reset it.
         remembered = {"content_settings": settings, "metadata": kept.get("metadata", {})}
-        self._attributes.remember(path, _etag(str(result["etag"])), remembered)
-        return ObjectState(_etag(str(result["etag"])), token)
+        return ObjectState(_etag(str(result["etag"])), token, kept=remembered)
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:
-        url = self.url(path)
         conditions: dict[str, Any] = {}
         if version is not None:
-            if not version or any(ch in version for ch in '*"'):
-                raise messages.stale(url)  # never let a version turn into the wildcard
             conditions = {"etag": f'"{version}"', "match_condition": MatchConditions.IfNotModified}
         retries: list[int] = []
 
@@ -345,7 +315,7 @@ class AzureDialect(ObjectStoreDialect):
             retries.append(1)
 
         try:
-            with _azure_errors(url, write=True, replace=True):
+            with self._errors(path, write=True, pinned=version is not None):
                 async with self._blob(path) as client:
                     await client.delete_blob(
                         retry_hook=retried, **conditions, **self._request_kwargs()

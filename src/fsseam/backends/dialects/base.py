@@ -52,6 +52,7 @@ from fsseam.backends.dialects.messages import (
     not_found,
     stale,
 )
+from fsseam.backends.dialects.outcomes import GuardRefused, OutcomeUnknown
 from fsseam.backends.dialects.quirks import DELETE_PRECONDITION_IGNORED, QUIRKS, Quirk
 
 # Re-exported for the local dialect, which words these failures like every store.
@@ -319,33 +320,6 @@ def protocols(fs: Any) -> tuple[str, ...]:
 # -- the guarded-write protocol --------------------------------------------------
 
 
-class GuardRefused(Exception):
-    """Outcome of ``_send``, ``_send_delete``: the store refused the precondition (no change...
-
-    ...unless an SDK retry of a request that had landed met its own precondition:
-    :func:`settle` tells by the token, :func:`settle_delete` by ``retried``).
-    """
-
-    def __init__(self, *args: object, retried: bool = False) -> None:
-        super().__init__(*args)
-        self.retried = retried
-        """True when the refusal answered a retry: an earlier attempt may have been applied."""
-
-
-class OutcomeUnknown(Exception):
-    """Outcome of ``_send``: the write may or may not have landed (5xx, timeout, reset).
-
-    ``error`` is what the caller gets when the token shows it did not land
-    while the guard still holds.
-    """
-
-    def __init__(self, error: FsError, *, status: int | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.status = status
-        """The HTTP status, when the store answered one (5xx)."""
-
-
 class _Resend:
     """:func:`settle`'s answer for "refused although the guard holds": maybe resend."""
 
@@ -480,14 +454,22 @@ class GuardedDialect(Dialect):
         :class:`GuardRefused` when the precondition failed (a replace of a
         missing object included), :class:`OutcomeUnknown` when the write may
         have landed (5xx, timeout, dropped connection), or an ordinary
-        :class:`~fsseam.seam.FsError` (denied, bad request...). A version that
-        can never be current here (another store's token) is refused as
-        ``FS_STALE_VERSION`` before sending.
+        :class:`~fsseam.seam.FsError` (denied, bad request...). Boundaries
+        built on :func:`~.outcomes.boundary` raise exactly these.
         """
 
     @abstractmethod
     async def _token_of(self, path: str) -> ObjectState | None:
         """The object's current version and write token (one metadata request); ``None``: absent."""
+
+    def is_version(self, version: FsVersion) -> bool:
+        """Whether this store could have produced ``version`` (default: not a directory's).
+
+        One that could not is never current: a replace or delete guarded by
+        it is ``FS_STALE_VERSION``, unsent, and never turns into the
+        ``If-Match: *`` wildcard.
+        """
+        return bool(version) and version != DIRECTORY and "*" not in version
 
     async def _refused_while_holding(self, path: str, guard: FsWriteIntent | None) -> bool:
         """The store refused a precondition that holds: learn a quirk and resend once?
@@ -504,9 +486,8 @@ class GuardedDialect(Dialect):
         the precondition or found nothing to delete (412, 404), with
         ``retried=True`` when that answered an SDK retry of this request;
         :class:`OutcomeUnknown` when it may have been applied (5xx, timeout,
-        reset); or an ordinary :class:`~fsseam.seam.FsError`. A version that
-        can never be current here is refused as ``FS_STALE_VERSION`` unsent.
-        The default refuses every delete (a store without conditional deletes).
+        reset); or an ordinary :class:`~fsseam.seam.FsError`. The default
+        refuses every delete (a store without conditional deletes).
         """
         raise cannot_guard_delete(
             self.url(path), f"the {self.name} dialect has no conditional delete"
@@ -518,6 +499,8 @@ class GuardedDialect(Dialect):
         url = self.url(path)
         if not self.split(path)[1]:
             raise not_a_file(url)  # a bucket is a directory
+        if not self.is_version(expected):
+            raise stale(url)
         await self.check_guarded_delete(path)
         await self._io(self._delete(path, url, expected))
 
@@ -606,6 +589,8 @@ class GuardedDialect(Dialect):
                 f'"{url}": {len(data)} bytes is over the {limit}-byte limit of one '
                 f"{self.single_put} (a guarded write is one request, never multipart)"
             )
+        if isinstance(guard, ReplaceIfVersion) and not self.is_version(guard.version):
+            raise stale(url)
         return await self._io(self._put(path, url, data, guard))
 
     async def _put(
@@ -622,7 +607,11 @@ class GuardedDialect(Dialect):
                     may_resend = False
                     continue
                 state = recovered
+            self._stored(path, state)
             return StoredWrite(state.version, isinstance(guard, CreateIfAbsent), state.version_id)
+
+    def _stored(self, path: str, state: ObjectState) -> None:
+        """A guarded write of ``path`` ended in ``state`` (a hook; the default does nothing)."""
 
     async def _recover(
         self,

@@ -30,8 +30,8 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
@@ -50,13 +50,12 @@ from fsseam.backends.dialects.base import (
     TOKEN_KEY,
     GuardRefused,
     ObjectState,
-    OutcomeUnknown,
     RawEntry,
 )
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
+from fsseam.backends.dialects.outcomes import Answer, Wording, boundary
 from fsseam.seam import (
     CreateIfAbsent,
-    FsError,
     FsInfo,
     FsNotFound,
     FsVersion,
@@ -97,6 +96,28 @@ def _status_code(exc: BaseException) -> int | None:
         return int(code) if code is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def _answer(exc: Exception) -> Answer:
+    """How gcsfs / aiohttp / google-auth said that a request failed."""
+    if isinstance(exc, FileNotFoundError):  # gcsfs: HTTP 404
+        return Answer("missing", messages.describe(exc), 404)
+    if isinstance(exc, FileExistsError):  # gcsfs: HTTP 412, whatever the precondition
+        return Answer("refused", "HTTP 412: a generation precondition", 412)
+    if isinstance(exc, GoogleAuthError):
+        return Answer("denied", messages.describe(exc))
+    if isinstance(exc, HttpError):
+        code = _status_code(exc)
+        if code in (401, 403):
+            return Answer("denied", f"HTTP {code}", code)
+        return Answer("failed", f"HTTP {code}: {exc.message}", code)
+    if isinstance(exc, aiohttp.ClientError | ChecksumError | TimeoutError):
+        return Answer("unreachable", messages.describe(exc))
+    # gcsfs raises OSError("Forbidden: ...") for a 403 and ValueError("Bad
+    # Request: ...") for a 400 whose message says "invalid".
+    if str(exc).startswith("Forbidden"):
+        return Answer("denied", "HTTP 403", 403)
+    return Answer("failed", messages.describe(exc), 400 if isinstance(exc, ValueError) else None)
 
 
 @retry_request(retries=_RETRIES)  # type: ignore[untyped-decorator]
@@ -165,52 +186,19 @@ class GCSDialect(ObjectStoreDialect):
     def _endpoint(self) -> str:
         return str(getattr(self.fs, "_location", "the storage endpoint"))
 
-    @contextmanager
-    def _errors(self, path: str, *, write: bool = False) -> Iterator[None]:
-        """The one boundary where gcsfs / aiohttp / google-auth errors become FsError.
+    def _errors(
+        self, path: str, *, write: bool = False, pinned: bool = False
+    ) -> AbstractContextManager[None]:
+        """The error boundary of one request; a ``write`` is guarded (:mod:`.outcomes`)."""
+        wording = Wording(
+            "Google Cloud Storage",
+            "the credentials (token, GOOGLE_APPLICATION_CREDENTIALS) and the bucket's IAM",
+            self._endpoint(),
+        )
+        return boundary(self.url(path), wording, _answer, guarded=write, pinned=pinned)
 
-        In a ``write``, a 412 is :class:`GuardRefused` and a failure after which
-        the upload may have been applied (5xx, 408, 429 that gcsfs gave up
-        retrying, a dropped connection) is :class:`OutcomeUnknown`.
-        """
-        url = self.url(path)
-        check = "the credentials (token, GOOGLE_APPLICATION_CREDENTIALS) and the bucket's IAM"
-        try:
-            yield
-        except (FsError, GuardRefused, OutcomeUnknown):
-            raise
-        except FileNotFoundError as exc:  # gcsfs: HTTP 404
-            raise messages.not_found(url) from exc
-        except FileExistsError as exc:  # gcsfs: HTTP 412, whatever the precondition
-            if write:
-                raise GuardRefused("412") from exc
-            raise messages.failed(url, "Google Cloud Storage", "a generation precondition") from exc
-        except GoogleAuthError as exc:
-            raise messages.denied(
-                url, "Google Cloud Storage", messages.describe(exc), check
-            ) from exc
-        except HttpError as exc:
-            code = _status_code(exc)
-            if code in (401, 403):
-                raise messages.denied(url, "Google Cloud Storage", f"HTTP {code}", check) from exc
-            error = messages.failed(url, "Google Cloud Storage", f"HTTP {code}: {exc.message}")
-            if write and (code is None or code >= 500 or code in _AMBIGUOUS):
-                raise OutcomeUnknown(error, status=code) from exc
-            raise error from exc
-        except (aiohttp.ClientError, ChecksumError, TimeoutError) as exc:
-            where = f"Google Cloud Storage at {self._endpoint()}"
-            error = messages.unreachable(
-                url, where, messages.describe(exc), "the network and endpoint_url"
-            )
-            if write:
-                raise OutcomeUnknown(error) from exc
-            raise error from exc
-        except (OSError, ValueError) as exc:
-            # gcsfs raises OSError("Forbidden: ...") for 403 and ValueError("Bad
-            # Request: ...") for a 400 whose message says "invalid".
-            if str(exc).startswith("Forbidden"):
-                raise messages.denied(url, "Google Cloud Storage", "HTTP 403", check) from exc
-            raise messages.failed(url, "Google Cloud Storage", messages.describe(exc)) from exc
+    def is_version(self, version: FsVersion) -> bool:
+        return version.isdigit() and version != "0"  # a generation
 
     # -- metadata ------------------------------------------------------------
 
@@ -325,9 +313,6 @@ class GCSDialect(ObjectStoreDialect):
         if isinstance(guard, CreateIfAbsent):
             params["ifGenerationMatch"] = "0"
         elif isinstance(guard, ReplaceIfVersion):
-            if not guard.version.isdigit() or guard.version == "0":
-                # Not a generation (a directory, another store's token): never current.
-                raise messages.stale(self.url(path))
             params["ifGenerationMatch"] = guard.version
         attrs = self.kept_attributes(path, guard) or {}
         if "contentType" not in attrs:
@@ -361,17 +346,12 @@ class GCSDialect(ObjectStoreDialect):
                 json_out=True,
                 **params,
             )
-        # The next replace may start from the content cache, with no GET: keep
-        # what this generation carries, or that replace would reset it.
-        self._attributes.remember(path, str(stored["generation"]), attrs)
-        return ObjectState(FsVersion(str(stored["generation"])), token)
+        return ObjectState(FsVersion(str(stored["generation"])), token, kept=attrs)
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:
         bucket, key = self.split(path)
         params: dict[str, str] = {}
         if version is not None:
-            if not version.isdigit() or version == "0":
-                raise messages.stale(self.url(path))  # not a generation: never current
             # ifGenerationMatch alone: GCS checks it against the LIVE generation,
             # atomically. Never generation=: on a versioned bucket that would
             # delete exactly the (now noncurrent) generation named, and succeed.
@@ -379,10 +359,8 @@ class GCSDialect(ObjectStoreDialect):
         sent: list[int] = []
         url = self.fs._format_path("b/{}/o/{}", (bucket, key))
         try:
-            with self._errors(path, write=True):
+            with self._errors(path, write=True, pinned=version is not None):
                 await _delete_attempts(self.fs, url, params, sent)
-        except GuardRefused as refused:
+        except GuardRefused as refused:  # 412, or 404: nothing at that generation
             refused.retried = len(sent) > 1
             raise
-        except FsNotFound as missing:
-            raise GuardRefused("404", retried=len(sent) > 1) from missing

@@ -28,7 +28,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from fsseam.backends.dialects.base import CHUNK_SIZE, DIRECTORY, GuardedDialect, RawEntry, RawReader
+from fsseam.backends.dialects.base import (
+    CHUNK_SIZE,
+    DIRECTORY,
+    GuardedDialect,
+    ObjectState,
+    RawEntry,
+    RawReader,
+)
 from fsseam.backends.dialects.messages import check_size, not_a_directory, not_a_file, not_found
 from fsseam.seam import FsError, FsErrorCode, FsInfo, FsNotFound, FsWriteIntent, ReplaceIfVersion
 
@@ -271,6 +278,12 @@ class ObjectStoreDialect(GuardedDialect):
         Names are relative to the prefix; a ``path/`` marker object is named
         ``""``. Names a listing cannot show are filtered by the caller.
         """
+
+    def _stored(self, path: str, state: ObjectState) -> None:
+        # The next replace may start from the content cache, with no GET: keep
+        # what this version carries, or that replace would reset it.
+        if state.kept is not None:
+            self._attributes.remember(path, state.version, state.kept)
 
     def kept_attributes(self, path: str, guard: FsWriteIntent | None) -> dict[str, Any] | None:
         """What a replace at ``guard``'s version carries over, if that version was read here."""

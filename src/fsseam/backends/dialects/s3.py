@@ -30,15 +30,14 @@ import ipaddress
 import os
 import threading
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager, suppress
-from typing import Any, ClassVar, NoReturn
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager, suppress
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 try:
     import s3fs  # noqa: F401  (the store this dialect serves; fail early with a hint)
     from botocore.exceptions import (
-        ClientError,
         EndpointConnectionError,
         NoCredentialsError,
         PartialCredentialsError,
@@ -57,12 +56,12 @@ from fsseam.backends.dialects.base import (
     StoredWrite,
 )
 from fsseam.backends.dialects.objects import Body, ObjectStoreDialect, Opened, PinnedReader
+from fsseam.backends.dialects.outcomes import Answer, Kind, Wording, boundary
 from fsseam.seam import (
     CreateIfAbsent,
     FsError,
     FsErrorCode,
     FsInfo,
-    FsNotFound,
     FsVersion,
     FsWriteIntent,
     ReplaceIfVersion,
@@ -122,6 +121,13 @@ _DENIED = frozenset(
         "RequestTimeTooSkewed",
     }
 )
+_KINDS: dict[str, Kind] = {
+    "PreconditionFailed": "refused",
+    "ConditionalRequestConflict": "conflict",  # S3 asks the client to retry
+    **dict.fromkeys(_NOT_FOUND, "missing"),
+    "NoSuchBucket": "no_bucket",
+    **dict.fromkeys(_DENIED, "denied"),
+}
 _AWS_SUFFIXES = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
 
 
@@ -129,17 +135,8 @@ class S3EndpointWarning(UserWarning):
     """The endpoint is not AWS: prove it enforces preconditions with ``fsseam doctor URL``."""
 
 
-class _GuardFailed(GuardRefused):
-    """A precondition failed (412) or conflicted (409, ``retryable``)."""
-
-    def __init__(self, code: str, *, retryable: bool) -> None:
-        super().__init__(code)
-        self.code = code
-        self.retryable = retryable
-
-
-def _client_error(exc: BaseException) -> tuple[str, int, str] | None:
-    """(code, HTTP status, message) of the botocore error behind ``exc``.
+def _response(exc: BaseException) -> dict[str, Any] | None:
+    """The botocore error response behind ``exc``.
 
     s3fs re-raises ClientErrors as built-in OSErrors (a failed If-Match is
     ``OSError(EINVAL)``, a failed If-None-Match ``FileExistsError``) with the
@@ -150,74 +147,39 @@ def _client_error(exc: BaseException) -> tuple[str, int, str] | None:
         if seen is None:
             return None
         response = getattr(seen, "response", None)
-        if isinstance(seen, ClientError) or isinstance(response, dict):
-            error = (response or {}).get("Error", {})
-            status = (response or {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-            return str(error.get("Code", "")), int(status or 0), str(error.get("Message", ""))
+        if isinstance(response, dict):
+            return response
         seen = seen.__cause__
     return None
 
 
 def _retried(exc: BaseException) -> bool:
     """Whether botocore retried the request behind ``exc`` (``RetryAttempts`` > 0)."""
-    seen: BaseException | None = exc
-    for _ in range(4):
-        if seen is None:
-            return False
-        response = getattr(seen, "response", None)
-        if isinstance(response, dict):
-            return int(response.get("ResponseMetadata", {}).get("RetryAttempts") or 0) > 0
-        seen = seen.__cause__
-    return False
+    metadata = (_response(exc) or {}).get("ResponseMetadata", {})
+    return int(metadata.get("RetryAttempts") or 0) > 0
 
 
-def _raise(url: str, action: str, exc: BaseException, *, preconditions: bool) -> NoReturn:
-    """The one mapping from botocore / s3fs failures to FsError codes and outcomes."""
-    found = _client_error(exc)
-    code, status, message = found if found else ("", 0, "")
-    if preconditions and (code == "PreconditionFailed" or status == 412):
-        raise _GuardFailed(code or "412", retryable=False) from exc
-    if preconditions and (
-        code == "ConditionalRequestConflict" or (status == 409 and code in ("", "409"))
-    ):
-        raise _GuardFailed(code or "409", retryable=True) from exc
-    why = f"{code} ({status}): {message}" if found else messages.describe(exc)
-    if code == "NoSuchBucket":
-        raise messages.missing_bucket(url) from exc
-    if code in _NOT_FOUND or (found is None and isinstance(exc, FileNotFoundError)):
-        raise messages.not_found(url) from exc
-    if (
-        code in _DENIED
-        or isinstance(exc, NoCredentialsError | PartialCredentialsError)
-        or (found is None and isinstance(exc, PermissionError))
-    ):
-        check = "the credentials (key/secret, profile or role) and the bucket policy"
-        raise messages.denied(url, f"S3 ({action})", why, check) from exc
-    if found is None and isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
-        error = messages.unreachable(url, f"S3 to {action}", why, "endpoint_url and the network")
-    else:
-        error = messages.failed(url, f"S3 {action}", why)
-    if preconditions and (found is None or status >= 500 or status == 408):
-        # A 5xx, a timeout or a dropped connection: the write may have landed.
-        raise OutcomeUnknown(error, status=status or None) from exc
-    raise error from exc
-
-
-@contextmanager
-def _errors(url: str, action: str, *, preconditions: bool = False) -> Iterator[None]:
-    """Translate foreign failures at one boundary (``raise ... from exc``).
-
-    With ``preconditions`` (a conditional write), a 412 / 409 surfaces as
-    :class:`_GuardFailed` and a failure that may have landed as
-    :class:`~fsseam.backends.dialects.base.OutcomeUnknown`; elsewhere both are
-    I/O errors.
-    """
-    try:
-        yield
-    except (FsError, GuardRefused, OutcomeUnknown):
-        raise
-    except Exception as exc:
-        _raise(url, action, exc, preconditions=preconditions)
+def _answer(exc: Exception) -> Answer:
+    """How botocore / s3fs said that a request failed."""
+    response = _response(exc)
+    if response is None:
+        kind: Kind = "failed"
+        if isinstance(exc, FileNotFoundError):
+            kind = "missing"
+        elif isinstance(exc, NoCredentialsError | PartialCredentialsError | PermissionError):
+            kind = "denied"
+        elif isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
+            kind = "unreachable"
+        return Answer(kind, messages.describe(exc))
+    error = response.get("Error", {})
+    code, message = str(error.get("Code", "")), str(error.get("Message", ""))
+    status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+    found = _KINDS.get(code)
+    if found is None and status == 412:
+        found = "refused"
+    elif found is None and status == 409 and code in ("", "409"):
+        found = "conflict"  # other 409s (BucketNotEmpty...) are no preconditions
+    return Answer(found or "failed", f"{code} ({status}): {message}", status or None)
 
 
 # -- endpoint warning ---------------------------------------------------------
@@ -304,6 +266,11 @@ class S3Dialect(ObjectStoreDialect):
         self._params_checked = False
         self._endpoint = _endpoint(fs)
         _warn_endpoint(self._endpoint)
+        self._wording = Wording(
+            "S3",
+            "the credentials (key/secret, profile or role) and the bucket policy",
+            self._endpoint or "AWS",
+        )
 
     def url(self, path: str) -> str:
         return str(self.fs.unstrip_protocol(path))
@@ -311,9 +278,30 @@ class S3Dialect(ObjectStoreDialect):
     def store_id(self) -> str:
         return f"s3:{self._endpoint or 'aws'}"
 
+    def _errors(
+        self, url: str, action: str, *, guarded: bool = False, pinned: bool = False
+    ) -> AbstractContextManager[None]:
+        """The error boundary of one request (:func:`~.outcomes.boundary`)."""
+        return boundary(url, self._wording, _answer, guarded=guarded, pinned=pinned, action=action)
+
     async def _request(self, action: str, url: str, method: str, **kwargs: Any) -> Any:
-        with _errors(url, action):
+        with self._errors(url, action):
             return await self.fs._call_s3(method, **kwargs)
+
+    async def _guarded(
+        self, url: str, action: str, call: Callable[[], Awaitable[Any]], *, pinned: bool
+    ) -> Any:
+        """``call()``, one guarded request, sent again while S3 answers 409 (as it asks)."""
+        attempt = 0
+        while True:
+            try:
+                with self._errors(url, action, guarded=True, pinned=pinned):
+                    return await call()
+            except GuardRefused as refused:
+                if not refused.retryable or attempt == _CONFLICT_RETRIES:
+                    raise
+            await asyncio.sleep(0.05 * 2**attempt)
+            attempt += 1
 
     # -- metadata --------------------------------------------------------------
 
@@ -387,7 +375,7 @@ class S3Dialect(ObjectStoreDialect):
         etag, version_id = pin
         extra: dict[str, Any] = {"VersionId": version_id} if version_id else {}
         try:
-            with _errors(url, "read", preconditions=True):
+            with self._errors(url, "read", guarded=True, pinned=True):
                 response = await self.fs._call_s3(
                     "get_object",
                     Bucket=bucket,
@@ -396,7 +384,7 @@ class S3Dialect(ObjectStoreDialect):
                     IfMatch=etag,
                     **extra,
                 )
-        except (GuardRefused, FsNotFound) as gone:
+        except GuardRefused as gone:
             raise messages.changed_while_reading(url) from gone
         except OutcomeUnknown as failed:
             raise failed.error from failed
@@ -433,36 +421,20 @@ class S3Dialect(ObjectStoreDialect):
             kwargs["IfNoneMatch"] = "*"
         elif isinstance(guard, ReplaceIfVersion):
             kwargs["IfMatch"] = self._if_match(guard.version)
-        for attempt in range(_CONFLICT_RETRIES + 1):
-            try:
-                with _errors(url, "write", preconditions=True):
-                    response = await self.fs._call_s3(
-                        "put_object", Bucket=bucket, Key=key, Body=data, **kwargs
-                    )
-            except _GuardFailed as failed:
-                if failed.retryable and attempt < _CONFLICT_RETRIES:
-                    await asyncio.sleep(0.05 * 2**attempt)
-                    continue
-                raise
-            except FsNotFound as missing:
-                if isinstance(guard, ReplaceIfVersion):  # If-Match on a missing key: 404
-                    raise GuardRefused("NoSuchKey") from missing
-                raise
-            # The next replace may start from the content cache, with no GET: keep
-            # what this version carries, or that replace would reset it.
-            self._attributes.remember(path, str(response["ETag"]), kept)
-            return ObjectState(FsVersion(str(response["ETag"])), token, response.get("VersionId"))
-        raise AssertionError("unreachable")  # pragma: no cover
+        response = await self._guarded(
+            url,
+            "write",
+            lambda: self.fs._call_s3("put_object", Bucket=bucket, Key=key, Body=data, **kwargs),
+            pinned=isinstance(guard, ReplaceIfVersion),  # If-Match on a missing key: 404
+        )
+        etag = FsVersion(str(response["ETag"]))
+        return ObjectState(etag, token, response.get("VersionId"), kept)
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:
         bucket, key = self.split(path)
         url = self.url(path)
-        condition: dict[str, str] = {}
-        if version is not None:
-            if not (len(version) > 1 and version.startswith('"') and version.endswith('"')):
-                raise messages.stale(url)  # not an ETag (a directory): never current
-            condition["IfMatch"] = self._if_match(version)
-        with _errors(url, "connect"):
+        condition = {} if version is None else {"IfMatch": self._if_match(version)}
+        with self._errors(url, "connect"):
             await self.fs.set_session()
             client = await self.fs.get_s3(bucket)
             # The client itself, not s3fs's _call_s3: s3fs retries dropped
@@ -476,22 +448,12 @@ class S3Dialect(ObjectStoreDialect):
             raise messages.cannot_guard_delete(
                 url, "this botocore does not know DeleteObject's IfMatch (pip install -U botocore)"
             )
-        for attempt in range(_CONFLICT_RETRIES + 1):
-            try:
-                with _errors(url, "delete", preconditions=True):
-                    await client.delete_object(**kwargs)
-                return
-            except _GuardFailed as failed:
-                if failed.retryable and attempt < _CONFLICT_RETRIES:
-                    await asyncio.sleep(0.05 * 2**attempt)
-                    continue
-                failed.retried = _retried(failed)
-                raise
-            except FsNotFound as missing:  # If-Match on a missing key: 404 NoSuchKey
-                found = _client_error(missing)
-                if found is not None and found[0] == "NoSuchBucket":
-                    raise
-                raise GuardRefused("NoSuchKey", retried=_retried(missing)) from missing
+        try:
+            call = lambda: client.delete_object(**kwargs)  # noqa: E731
+            await self._guarded(url, "delete", call, pinned=version is not None)
+        except GuardRefused as refused:  # 412, or 404 NoSuchKey for If-Match on a missing key
+            refused.retried = _retried(refused)
+            raise
 
     async def _refused_while_holding(self, path: str, guard: FsWriteIntent | None) -> bool:
         # Ceph RGW compares If-Match to the bare ETag: "x" (quoted) is never current there.
@@ -512,7 +474,7 @@ class S3Dialect(ObjectStoreDialect):
         """
         if self._params_checked:
             return
-        with _errors(url, "connect"):
+        with self._errors(url, "connect"):
             await self.fs.set_session()
             model = self.fs.s3.meta.service_model.operation_model("PutObject")
         missing = {"IfMatch", "IfNoneMatch", "Metadata"} - set(model.input_shape.members)
@@ -542,12 +504,10 @@ class S3Dialect(ObjectStoreDialect):
 
         async def put(name: str, **guard: str) -> int:
             try:
-                with _errors(url, "probe", preconditions=True):
+                with self._errors(url, "probe", guarded=True, pinned="IfMatch" in guard):
                     await self.fs._call_s3("put_object", Bucket=bucket, Key=name, Body=b"", **guard)
-            except _GuardFailed:
-                return 412
-            except FsNotFound:
-                return 404
+            except GuardRefused as refused:
+                return refused.status or 412
             return 200
 
         try:

@@ -11,7 +11,7 @@ import mimetypes
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fsseam.seam import FsInfo, FsVersion
@@ -107,6 +107,8 @@ class ObjectState:
     """The fsseam write token in its metadata (``None``: not written by fsseam)."""
     version_id: str | None = None
     """The store's object-version id, where it has one (S3 ``VersionId``)."""
+    kept: dict[str, Any] | None = field(default=None, compare=False)
+    """What a write just stored besides the bytes (content type, metadata), for the next replace."""
 
 
 @dataclass(frozen=True, slots=True)
