@@ -14,7 +14,6 @@ own ``metadata=`` (``pipe_file``) or serve sizes from a stale listing cache.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 try:
@@ -32,14 +31,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('Azure Blob Storage needs: pip install "fsseam[azure]"') from exc
 
 from fsseam.backends.dialects import base, messages
-from fsseam.backends.dialects.base import (
-    DIRECTORY,
-    GuardRefused,
-    ObjectState,
-    RawEntry,
-)
+from fsseam.backends.dialects.base import DIRECTORY, GuardRefused, ObjectState, RawEntry
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.backends.dialects.outcomes import Answer, Kind, Wording, boundary
+from fsseam.backends.dialects.outcomes import Answer, Kind, Wording
 from fsseam.seam import CreateIfAbsent, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = ["TOKEN_KEY", "AzureDialect"]
@@ -135,17 +129,15 @@ class AzureDialect(ObjectStoreDialect):
     def _container(self, container: str) -> Any:
         return self.fs.service_client.get_container_client(container)
 
-    def _errors(
-        self, path: str, *, write: bool = False, pinned: bool = False
-    ) -> AbstractContextManager[None]:
-        """The error boundary of one request; a ``write`` is guarded (:mod:`.outcomes`)."""
-        wording = Wording(
+    def wording(self) -> Wording:
+        return Wording(
             "Azure Blob Storage",
             "the credentials (connection_string, account_key, sas_token) and the roles",
             str(getattr(self.fs.service_client, "url", "the account")),
             bucket="container",
         )
-        return boundary(self.url(path), wording, _answer, guarded=write, pinned=pinned)
+
+    _answer = staticmethod(_answer)
 
     def is_version(self, version: FsVersion) -> bool:
         return super().is_version(version) and '"' not in version  # an unquoted ETag
@@ -289,7 +281,7 @@ class AzureDialect(ObjectStoreDialect):
         # is_directory=false: what adlfs writes, so its listings agree.
         metadata = {**kept.get("metadata", {}), "is_directory": "false", TOKEN_KEY: token}
         # If-Match on a deleted blob: Azurite answers 412, the service may answer 404.
-        with self._errors(path, write=True, pinned=isinstance(guard, ReplaceIfVersion)):
+        with self._errors(path, guarded=True, pinned=isinstance(guard, ReplaceIfVersion)):
             async with self._blob(path) as client:
                 result = await client.upload_blob(
                     data,
@@ -315,7 +307,7 @@ class AzureDialect(ObjectStoreDialect):
             retries.append(1)
 
         try:
-            with self._errors(path, write=True, pinned=version is not None):
+            with self._errors(path, guarded=True, pinned=version is not None):
                 async with self._blob(path) as client:
                     await client.delete_blob(
                         retry_hook=retried, **conditions, **self._request_kwargs()

@@ -31,7 +31,6 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
@@ -46,14 +45,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('GCS needs: pip install "fsseam[gcs]"') from exc
 
 from fsseam.backends.dialects import base, messages
-from fsseam.backends.dialects.base import (
-    TOKEN_KEY,
-    GuardRefused,
-    ObjectState,
-    RawEntry,
-)
+from fsseam.backends.dialects.base import TOKEN_KEY, GuardRefused, ObjectState, RawEntry
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.backends.dialects.outcomes import Answer, Wording, boundary
+from fsseam.backends.dialects.outcomes import Answer, Wording
 from fsseam.seam import (
     CreateIfAbsent,
     FsInfo,
@@ -186,16 +180,14 @@ class GCSDialect(ObjectStoreDialect):
     def _endpoint(self) -> str:
         return str(getattr(self.fs, "_location", "the storage endpoint"))
 
-    def _errors(
-        self, path: str, *, write: bool = False, pinned: bool = False
-    ) -> AbstractContextManager[None]:
-        """The error boundary of one request; a ``write`` is guarded (:mod:`.outcomes`)."""
-        wording = Wording(
+    def wording(self) -> Wording:
+        return Wording(
             "Google Cloud Storage",
             "the credentials (token, GOOGLE_APPLICATION_CREDENTIALS) and the bucket's IAM",
             self._endpoint(),
         )
-        return boundary(self.url(path), wording, _answer, guarded=write, pinned=pinned)
+
+    _answer = staticmethod(_answer)
 
     def is_version(self, version: FsVersion) -> bool:
         return version.isdigit() and version != "0"  # a generation
@@ -336,7 +328,7 @@ class GCSDialect(ObjectStoreDialect):
             )
         )
         # One multipart upload: the only upload type fake-gcs-server guards.
-        with self._errors(path, write=True):
+        with self._errors(path, guarded=True):
             stored: dict[str, Any] = await self.fs._call(
                 "POST",
                 f"{self.fs._location}/upload/storage/v1/b/{quote(bucket)}/o",
@@ -359,7 +351,7 @@ class GCSDialect(ObjectStoreDialect):
         sent: list[int] = []
         url = self.fs._format_path("b/{}/o/{}", (bucket, key))
         try:
-            with self._errors(path, write=True, pinned=version is not None):
+            with self._errors(path, guarded=True, pinned=version is not None):
                 await _delete_attempts(self.fs, url, params, sent)
         except GuardRefused as refused:  # 412, or 404: nothing at that generation
             refused.retried = len(sent) > 1

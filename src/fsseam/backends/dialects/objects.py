@@ -24,8 +24,8 @@ import threading
 from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 from fsseam.backends.dialects.base import (
@@ -37,6 +37,7 @@ from fsseam.backends.dialects.base import (
     RawReader,
 )
 from fsseam.backends.dialects.messages import check_size, not_a_directory, not_a_file, not_found
+from fsseam.backends.dialects.outcomes import Answer, Wording, boundary
 from fsseam.seam import FsError, FsErrorCode, FsInfo, FsNotFound, FsWriteIntent, ReplaceIfVersion
 
 __all__ = [
@@ -278,6 +279,25 @@ class ObjectStoreDialect(GuardedDialect):
         Names are relative to the prefix; a ``path/`` marker object is named
         ``""``. Names a listing cannot show are filtered by the caller.
         """
+
+    @abstractmethod
+    def wording(self) -> Wording:
+        """How this store is named in its failures."""
+
+    @staticmethod
+    @abstractmethod
+    def _answer(exc: Exception) -> Answer:
+        """How the store's SDK said that a request failed (its reading of ``exc``)."""
+
+    def _errors(
+        self, path: str, action: str = "", *, guarded: bool = False, pinned: bool = False
+    ) -> AbstractContextManager[None]:
+        """The error boundary of one request on ``path`` (:func:`~.outcomes.boundary`).
+
+        ``guarded``: a conditional write or delete; ``pinned``: it names a version.
+        """
+        wording = replace(self.wording(), action=action) if action else self.wording()
+        return boundary(self.url(path), wording, self._answer, guarded=guarded, pinned=pinned)
 
     def _stored(self, path: str, state: ObjectState) -> None:
         # The next replace may start from the content cache, with no GET: keep

@@ -83,29 +83,25 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Wording:
-    """How one store is named in its failures."""
+    """How one store is named in its failures.
+
+    ``store`` (``S3``, ``Azure Blob Storage``), what to check when access is
+    denied (``credentials``), where it was reached (``endpoint``), what it
+    calls a bucket, and the request's ``action`` (``write``), if it says one.
+    """
 
     store: str
-    """``S3``, ``Google Cloud Storage``, ``Azure Blob Storage``."""
     credentials: str
-    """What to check when access is denied."""
     endpoint: str
-    """Where the store was reached, for "could not reach"."""
     bucket: str = "bucket"
-    """What the store calls a bucket."""
+    action: str = ""
 
 
 def translate(
-    url: str,
-    wording: Wording,
-    answer: Answer,
-    *,
-    guarded: bool,
-    pinned: bool = False,
-    action: str = "",
+    url: str, wording: Wording, answer: Answer, *, guarded: bool, pinned: bool = False
 ) -> BaseException:
     """The one mapping from a failed request on ``url`` to the exception to raise."""
-    store = f"{wording.store} {action}".rstrip()
+    store = f"{wording.store} {wording.action}".rstrip()
     if guarded and (
         answer.kind in ("refused", "conflict") or (pinned and answer.kind == "missing")
     ):
@@ -135,7 +131,6 @@ def boundary(
     *,
     guarded: bool = False,
     pinned: bool = False,
-    action: str = "",
 ) -> Iterator[None]:
     """A dialect's single error boundary: foreign exceptions inside become :func:`translate`'s.
 
@@ -146,7 +141,4 @@ def boundary(
     except (FsError, GuardRefused, OutcomeUnknown):
         raise
     except Exception as exc:  # SDKs also raise ValueError / TypeError on odd answers
-        answer = read(exc)
-        raise translate(
-            url, wording, answer, guarded=guarded, pinned=pinned, action=action
-        ) from exc
+        raise translate(url, wording, read(exc), guarded=guarded, pinned=pinned) from exc

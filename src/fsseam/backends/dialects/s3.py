@@ -31,7 +31,7 @@ import os
 import threading
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractContextManager, suppress
+from contextlib import suppress
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -46,26 +46,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(f'S3 needs: pip install "fsseam[s3]" ({exc})') from exc
 
 from fsseam.backends.dialects import base, messages
-from fsseam.backends.dialects.base import (
-    TOKEN_KEY,
-    GuardRefused,
-    ObjectState,
-    OutcomeUnknown,
-    Quirk,
-    RawEntry,
-    StoredWrite,
-)
+from fsseam.backends.dialects.base import TOKEN_KEY, ObjectState, Quirk, RawEntry, StoredWrite
 from fsseam.backends.dialects.objects import Body, ObjectStoreDialect, Opened, PinnedReader
-from fsseam.backends.dialects.outcomes import Answer, Kind, Wording, boundary
-from fsseam.seam import (
-    CreateIfAbsent,
-    FsError,
-    FsErrorCode,
-    FsInfo,
-    FsVersion,
-    FsWriteIntent,
-    ReplaceIfVersion,
-)
+from fsseam.backends.dialects.outcomes import Answer, GuardRefused, Kind, OutcomeUnknown, Wording
+from fsseam.seam import CreateIfAbsent, FsError, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = [
     "IF_MATCH_MISSING_412",
@@ -278,24 +262,23 @@ class S3Dialect(ObjectStoreDialect):
     def store_id(self) -> str:
         return f"s3:{self._endpoint or 'aws'}"
 
-    def _errors(
-        self, url: str, action: str, *, guarded: bool = False, pinned: bool = False
-    ) -> AbstractContextManager[None]:
-        """The error boundary of one request (:func:`~.outcomes.boundary`)."""
-        return boundary(url, self._wording, _answer, guarded=guarded, pinned=pinned, action=action)
+    def wording(self) -> Wording:
+        return self._wording
 
-    async def _request(self, action: str, url: str, method: str, **kwargs: Any) -> Any:
-        with self._errors(url, action):
+    _answer = staticmethod(_answer)
+
+    async def _request(self, action: str, path: str, method: str, **kwargs: Any) -> Any:
+        with self._errors(path, action):
             return await self.fs._call_s3(method, **kwargs)
 
     async def _guarded(
-        self, url: str, action: str, call: Callable[[], Awaitable[Any]], *, pinned: bool
+        self, path: str, action: str, call: Callable[[], Awaitable[Any]], *, pinned: bool
     ) -> Any:
         """``call()``, one guarded request, sent again while S3 answers 409 (as it asks)."""
         attempt = 0
         while True:
             try:
-                with self._errors(url, action, guarded=True, pinned=pinned):
+                with self._errors(path, action, guarded=True, pinned=pinned):
                     return await call()
             except GuardRefused as refused:
                 if not refused.retryable or attempt == _CONFLICT_RETRIES:
@@ -307,7 +290,7 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _head_response(self, path: str) -> dict[str, Any] | None:
         bucket, key = self.split(path)
-        call = self._request("stat", self.url(path), "head_object", Bucket=bucket, Key=key)
+        call = self._request("stat", path, "head_object", Bucket=bucket, Key=key)
         head: dict[str, Any] | None = await base.or_none(call)
         return head
 
@@ -326,13 +309,13 @@ class S3Dialect(ObjectStoreDialect):
         return ObjectState(FsVersion(str(head["ETag"])), token, head.get("VersionId"))
 
     async def _bucket_exists(self, bucket: str) -> bool:
-        call = self._request("look up the bucket", self.url(bucket), "head_bucket", Bucket=bucket)
+        call = self._request("look up the bucket", bucket, "head_bucket", Bucket=bucket)
         return await base.or_none(call) is not None
 
     async def _has_children(self, path: str) -> bool:
         bucket, key = self.split(path)
         call = self._request(
-            "list", self.url(path), "list_objects_v2", Bucket=bucket, Prefix=key + "/", MaxKeys=1
+            "list", path, "list_objects_v2", Bucket=bucket, Prefix=key + "/", MaxKeys=1
         )
         listing = await base.or_none(call) or {}
         return bool(listing.get("KeyCount") or listing.get("Contents"))
@@ -342,7 +325,7 @@ class S3Dialect(ObjectStoreDialect):
         prefix = key + "/" if key else ""
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
         while True:
-            page = await self._request("list", self.url(path), "list_objects_v2", **request)
+            page = await self._request("list", path, "list_objects_v2", **request)
             for common in page.get("CommonPrefixes") or ():
                 name = str(common["Prefix"])[len(prefix) :].rstrip("/")
                 yield RawEntry(name or "/", "directory", None, None)  # "a//": not a name
@@ -360,7 +343,7 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _get(self, path: str) -> Opened:
         bucket, key = self.split(path)
-        response = await self._request("read", self.url(path), "get_object", Bucket=bucket, Key=key)
+        response = await self._request("read", path, "get_object", Bucket=bucket, Key=key)
         info = _info(response)
         pin = (info.version, response.get("VersionId"))
         body: Body = response["Body"]
@@ -375,7 +358,7 @@ class S3Dialect(ObjectStoreDialect):
         etag, version_id = pin
         extra: dict[str, Any] = {"VersionId": version_id} if version_id else {}
         try:
-            with self._errors(url, "read", guarded=True, pinned=True):
+            with self._errors(path, "read", guarded=True, pinned=True):
                 response = await self.fs._call_s3(
                     "get_object",
                     Bucket=bucket,
@@ -391,11 +374,8 @@ class S3Dialect(ObjectStoreDialect):
         if not str(response.get("ContentRange", "")).startswith(f"bytes {start}-"):
             response["Body"].close()
             # A server that ignored Range would resend the start: never splice that in.
-            raise FsError(
-                f'"{url}": the store ignored a Range request while resuming a broken read; '
-                "read it again",
-                FsErrorCode.FS_IO_ERROR,
-            )
+            why = "could not be resumed: the store ignored a Range request; read it again"
+            raise messages.io_error(url, why)
         resumed: Body = response["Body"]
         return resumed
 
@@ -410,8 +390,7 @@ class S3Dialect(ObjectStoreDialect):
         self, path: str, data: bytes, guard: FsWriteIntent | None, token: str
     ) -> ObjectState:
         bucket, key = self.split(path)
-        url = self.url(path)
-        await self._check_params(url)
+        await self._check_params(path)
         kept = self.kept_attributes(path, guard)
         if kept is None:
             guessed = base.content_type(key)
@@ -422,7 +401,7 @@ class S3Dialect(ObjectStoreDialect):
         elif isinstance(guard, ReplaceIfVersion):
             kwargs["IfMatch"] = self._if_match(guard.version)
         response = await self._guarded(
-            url,
+            path,
             "write",
             lambda: self.fs._call_s3("put_object", Bucket=bucket, Key=key, Body=data, **kwargs),
             pinned=isinstance(guard, ReplaceIfVersion),  # If-Match on a missing key: 404
@@ -432,9 +411,8 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _send_delete(self, path: str, version: FsVersion | None) -> None:
         bucket, key = self.split(path)
-        url = self.url(path)
         condition = {} if version is None else {"IfMatch": self._if_match(version)}
-        with self._errors(url, "connect"):
+        with self._errors(path, "connect"):
             await self.fs.set_session()
             client = await self.fs.get_s3(bucket)
             # The client itself, not s3fs's _call_s3: s3fs retries dropped
@@ -446,11 +424,12 @@ class S3Dialect(ObjectStoreDialect):
             )
         if condition and "IfMatch" not in kwargs:
             raise messages.cannot_guard_delete(
-                url, "this botocore does not know DeleteObject's IfMatch (pip install -U botocore)"
+                self.url(path),
+                "this botocore does not know DeleteObject's IfMatch (pip install -U botocore)",
             )
         try:
             call = lambda: client.delete_object(**kwargs)  # noqa: E731
-            await self._guarded(url, "delete", call, pinned=version is not None)
+            await self._guarded(path, "delete", call, pinned=version is not None)
         except GuardRefused as refused:  # 412, or 404 NoSuchKey for If-Match on a missing key
             refused.retried = _retried(refused)
             raise
@@ -466,7 +445,7 @@ class S3Dialect(ObjectStoreDialect):
             return True
         return False
 
-    async def _check_params(self, url: str) -> None:
+    async def _check_params(self, path: str) -> None:
         """Refuse to write if botocore does not know the guard parameters.
 
         s3fs drops every keyword its botocore's model lacks, silently: with an
@@ -474,16 +453,16 @@ class S3Dialect(ObjectStoreDialect):
         """
         if self._params_checked:
             return
-        with self._errors(url, "connect"):
+        with self._errors(path, "connect"):
             await self.fs.set_session()
             model = self.fs.s3.meta.service_model.operation_model("PutObject")
         missing = {"IfMatch", "IfNoneMatch", "Metadata"} - set(model.input_shape.members)
         if missing:
-            raise FsError(
-                f'"{url}": this botocore does not know PutObject {sorted(missing)}, so s3fs '
-                "would drop the guard and overwrite unconditionally; upgrade: "
+            raise messages.io_error(
+                self.url(path),
+                f"was not written: this botocore does not know PutObject {sorted(missing)}, so "
+                "s3fs would drop the guard and overwrite unconditionally; upgrade: "
                 "pip install -U botocore aiobotocore s3fs",
-                FsErrorCode.FS_IO_ERROR,
             )
         self._params_checked = True
 
@@ -499,12 +478,11 @@ class S3Dialect(ObjectStoreDialect):
 
     async def _probe(self, path: str) -> tuple[Quirk, ...]:
         bucket, key = self.split(path)
-        url = self.url(path)
-        await self._check_params(url)
+        await self._check_params(path)
 
         async def put(name: str, **guard: str) -> int:
             try:
-                with self._errors(url, "probe", guarded=True, pinned="IfMatch" in guard):
+                with self._errors(path, "probe", guarded=True, pinned="IfMatch" in guard):
                     await self.fs._call_s3("put_object", Bucket=bucket, Key=name, Body=b"", **guard)
             except GuardRefused as refused:
                 return refused.status or 412
@@ -513,7 +491,7 @@ class S3Dialect(ObjectStoreDialect):
         try:
             await put(key)
             etag = str(
-                (await self._request("probe", url, "head_object", Bucket=bucket, Key=key))["ETag"]
+                (await self._request("probe", path, "head_object", Bucket=bucket, Key=key))["ETag"]
             )
             if await put(key, IfMatch=etag) != 200:
                 bare = await put(key, IfMatch=etag.strip('"'))
@@ -523,5 +501,5 @@ class S3Dialect(ObjectStoreDialect):
         finally:
             for name in (key, key + ".missing"):
                 with suppress(FsError):
-                    await self._request("remove", url, "delete_object", Bucket=bucket, Key=name)
+                    await self._request("remove", path, "delete_object", Bucket=bucket, Key=name)
         return self.quirks
