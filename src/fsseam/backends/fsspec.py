@@ -26,6 +26,7 @@ from fsseam.backends.dialects import Dialect, LocalDialect, dialect_class, diale
 from fsseam.backends.dialects.base import RawEntry, RawReader
 from fsseam.backends.options import check_storage_options
 from fsseam.backends.paths import KeyPaths, LocalPaths, PathModel
+from fsseam.backends.streams import TextStream
 from fsseam.seam import (
     CreateIfAbsent,
     FileSystem,
@@ -68,41 +69,6 @@ DEFAULT_MAX_EDIT_BYTES = 10 * 1024 * 1024
 _RETRIES = 16
 
 T = TypeVar("T")
-
-
-class _TextStream(FsTextStream):
-    def __init__(
-        self, reader: RawReader, name: str, keep: Callable[[bytes], None] | None, limit: int
-    ) -> None:
-        self._reader = reader
-        self._name = name
-        self._keep = keep
-        self._limit = limit
-        self.info = reader.info
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        decoder = textmod.StreamDecoder(self._name)
-        # The raw bytes of a stream read to its end (and decoded) go to the
-        # content cache: exactly the bytes of reader.info.version.
-        kept: list[bytes] | None = [] if self._keep is not None else None
-        size = 0
-        # aclosing: a decode error must close the reader's generator now, not
-        # leave it pending until garbage collection.
-        async with aclosing(self._reader.chunks()) as chunks:
-            async for chunk in chunks:
-                if kept is not None:
-                    size += len(chunk)
-                    kept = kept if size <= self._limit else None
-                    if kept is not None:
-                        kept.append(chunk)
-                text = decoder.feed(chunk)
-                if text:
-                    yield text
-        tail = decoder.feed(b"", final=True)
-        if kept is not None and self._keep is not None:
-            self._keep(b"".join(kept))
-        if tail:
-            yield tail
 
 
 class FsspecFileSystem(FileSystem):
@@ -293,7 +259,7 @@ class FsspecFileSystem(FileSystem):
                 keep = None
                 if self._cache.fits(reader.info.size):
                     keep = self._keeper(target.target_key, reader.info.version, path)
-                yield _TextStream(reader, target.display_path, keep, self._cache.entry_limit)
+                yield TextStream(reader, target.display_path, keep, self._cache.entry_limit)
 
         return opened()
 
@@ -447,11 +413,20 @@ class FsspecFileSystem(FileSystem):
         return stored.version
 
     async def _create(self, target: FsTarget, path: str, content: str) -> FsWriteOutcome:
-        near = await self._near(path)
+        data = textmod.encode(content, False)
+        version = await self._put_named(target, path, data, CreateIfAbsent(), doing="write")
+        return FsWriteOutcome("create", version, None, content)
+
+    async def _put_named(
+        self, target: FsTarget, path: str, data: bytes, guard: FsWriteIntent | None, *, doing: str
+    ) -> FsVersion:
+        """:meth:`_put`; a create goes to the name an NFC/NFD sibling already has, if one does.
+
+        ``doing`` (``write``, ``move``) words the refusal when that sibling was not read.
+        """
+        near = await self._near(path) if isinstance(guard, CreateIfAbsent) else None
         try:
-            version = await self._put(
-                target, near or path, textmod.encode(content, False), CreateIfAbsent()
-            )
+            return await self._put(target, near or path, data, guard)
         except FsNotRegularFile as exc:
             raise await self._write_onto(near or path, target, exc) from None
         except FsNotObserved:
@@ -460,9 +435,8 @@ class FsspecFileSystem(FileSystem):
             raise FsNotObserved(
                 f'"{target.display_path}" already exists, stored as '
                 f'"{_escaped(posixpath.basename(near))}" (the same name in another Unicode '
-                "normalization form), and was not read before this write"
+                f"normalization form), and was not read before this {doing}"
             ) from None
-        return FsWriteOutcome("create", version, None, content)
 
     async def write_text(
         self,

@@ -15,16 +15,13 @@
 
 from __future__ import annotations
 
-import posixpath
 from typing import TYPE_CHECKING
 
 from fsseam.seam import (
-    CreateIfAbsent,
     FsDeleteOutcome,
     FsError,
     FsMoveOutcome,
     FsNotFound,
-    FsNotObserved,
     FsNotRegularFile,
     FsStaleVersion,
     FsTarget,
@@ -147,16 +144,4 @@ async def _write(
     """
     if fs._paths.implicit_directories and await fs._dialect.is_directory(path):
         raise await fs._write_onto(path, target, FsNotRegularFile(f'"{path}" is a directory'))
-    near = await fs._near(path) if isinstance(guard, CreateIfAbsent) else None
-    try:
-        return await fs._put(target, near or path, data, guard)
-    except FsNotRegularFile as exc:
-        raise await fs._write_onto(near or path, target, exc) from None
-    except FsNotObserved:
-        if near is None:
-            raise
-        raise FsNotObserved(
-            f'"{target.display_path}" already exists, stored as "{posixpath.basename(near)}" '
-            "(the same name in another Unicode normalization form), and was not read before "
-            "this move"
-        ) from None
+    return await fs._put_named(target, path, data, guard, doing="move")
