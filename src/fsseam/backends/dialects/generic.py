@@ -52,7 +52,7 @@ def _raise(url: str, exc: Exception) -> NoReturn:
     if isinstance(exc, FileNotFoundError):
         raise messages.not_found(url) from exc
     if isinstance(exc, NotADirectoryError):
-        raise FsError(f'"{url}": not a directory', FsErrorCode.FS_NOT_DIRECTORY) from exc
+        raise messages.not_a_directory(url) from exc
     if isinstance(exc, IsADirectoryError):
         raise messages.not_a_file(url) from exc
     if isinstance(exc, PermissionError):

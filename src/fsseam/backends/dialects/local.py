@@ -50,6 +50,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, context
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 from fsseam.backends.containment import DenyRules, contained, relative_to
+from fsseam.backends.dialects import messages
 from fsseam.backends.dialects.base import (
     CHUNK_SIZE,
     Dialect,
@@ -400,8 +401,14 @@ class LocalDialect(Dialect):
         ``exact``: the directory must BE ``path`` (no symlink anywhere on the
         way), so a walk never enters a directory swapped for a link.
         """
-        with _os_errors(path):
+        try:
             fd = os.open(path, _DIR_FLAGS | (os.O_NOFOLLOW if exact else 0))
+        except NotADirectoryError as exc:
+            if os.path.lexists(path):  # the path itself, not a component of it: as every store
+                raise messages.not_a_directory(path) from exc
+            _raise_os(path, exc)
+        except OSError as exc:
+            _raise_os(path, exc)
         try:
             with _os_errors(path):
                 real = self._check_fd(fd, path)
