@@ -27,8 +27,9 @@ so callers can catch them the Python way::
 
 from __future__ import annotations
 
+import inspect
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self, cast
 
 from fsseam.seam.types import FsVersion
 
@@ -75,36 +76,55 @@ class FsError(Exception):
 
     Constructing ``FsError(message, code)`` returns the subclass registered for
     ``code`` so that built-in ``except`` clauses keep working.
+
+    A subclass names its code in its header (``class FsX(FsError, code=...)``)
+    and declares any details it carries as annotated class attributes with a
+    default; the constructor takes them as keywords
+    (``FsStaleVersion(message, change=..., current_version=...)``) and refuses
+    any other, and pickling keeps them.
     """
 
     _by_code: ClassVar[dict[FsErrorCode, type[FsError]]] = {}
+    _details: ClassVar[frozenset[str]] = frozenset()
     default_code: ClassVar[FsErrorCode | None] = None
 
     code: FsErrorCode
     message: str
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, code: FsErrorCode | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.default_code = code
         if cls.default_code is not None:
             FsError._by_code.setdefault(cls.default_code, cls)
+        cls._details |= {name for name in inspect.get_annotations(cls) if not name.startswith("_")}
 
     def __new__(
         cls, message: str = "", code: FsErrorCode | str | None = None, **details: Any
-    ) -> FsError:
+    ) -> Self:
         resolved = FsErrorCode(code) if code is not None else cls.default_code
-        target: type[FsError] = cls
+        target: type[Self] = cls
         if cls is FsError and resolved is not None:
-            target = FsError._by_code.get(resolved, FsError)
+            target = cast("type[Self]", FsError._by_code.get(resolved, FsError))
         return super(FsError, target).__new__(target)
 
-    def __init__(self, message: str = "", code: FsErrorCode | str | None = None) -> None:
+    def __init__(
+        self, message: str = "", code: FsErrorCode | str | None = None, **details: Any
+    ) -> None:
         resolved = FsErrorCode(code) if code is not None else self.default_code
         if resolved is None:
             raise TypeError("FsError needs a code")
+        unknown = sorted(set(details) - self._details)
+        if unknown:
+            allowed = ", ".join(sorted(self._details)) or "none"
+            name = type(self).__name__
+            raise TypeError(f"{name} got unexpected keyword details {unknown} (allowed: {allowed})")
         # Exception.__init__ only: OSError subclasses would reinterpret the args.
         Exception.__init__(self, message)
         self.message = message
         self.code = resolved
+        for name, value in details.items():
+            setattr(self, name, value)
 
     def __str__(self) -> str:
         return self.message
@@ -113,119 +133,79 @@ class FsError(Exception):
         return f"{type(self).__name__}({self.message!r}, {self.code.value!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (FsError, (self.message, self.code.value))
+        # The instance dict carries a subclass's keyword details (and any notes),
+        # so no subclass needs its own pickling.
+        return (type(self), (self.message, self.code.value), self.__dict__)
 
 
-class FsNotFound(FsError, FileNotFoundError):
+class FsNotFound(FsError, FileNotFoundError, code=FsErrorCode.FS_NOT_FOUND):
     """The file (or an offset in it) does not exist."""
 
-    default_code = FsErrorCode.FS_NOT_FOUND
 
-
-class FsNotDirectory(FsError, NotADirectoryError):
+class FsNotDirectory(FsError, NotADirectoryError, code=FsErrorCode.FS_NOT_DIRECTORY):
     """A path component that must be a directory is not one."""
 
-    default_code = FsErrorCode.FS_NOT_DIRECTORY
 
-
-class FsNotText(FsError, ValueError):
+class FsNotText(FsError, ValueError, code=FsErrorCode.FS_NOT_TEXT):
     """The content is not UTF-8 text (NUL byte or invalid encoding)."""
 
-    default_code = FsErrorCode.FS_NOT_TEXT
 
-
-class FsNotRegularFile(FsError, IsADirectoryError):
+class FsNotRegularFile(FsError, IsADirectoryError, code=FsErrorCode.FS_NOT_REGULAR_FILE):
     """The target is a directory or another non-regular object."""
 
-    default_code = FsErrorCode.FS_NOT_REGULAR_FILE
 
-
-class FsTooLarge(FsError, ValueError):
+class FsTooLarge(FsError, ValueError, code=FsErrorCode.FS_TOO_LARGE):
     """The file or the edit result is larger than the configured limit."""
 
-    default_code = FsErrorCode.FS_TOO_LARGE
 
-
-class FsPermissionDenied(FsError, PermissionError):
+class FsPermissionDenied(FsError, PermissionError, code=FsErrorCode.FS_PERMISSION_DENIED):
     """The store refused access (credentials, ACLs, file modes)."""
 
-    default_code = FsErrorCode.FS_PERMISSION_DENIED
 
-
-class FsSandboxDenied(FsError, PermissionError):
+class FsSandboxDenied(FsError, PermissionError, code=FsErrorCode.FS_SANDBOX_DENIED):
     """Outside the workspace root, refused path syntax, or a mutation in read-only mode."""
 
-    default_code = FsErrorCode.FS_SANDBOX_DENIED
 
-
-class FsIOError(FsError, OSError):
+class FsIOError(FsError, OSError, code=FsErrorCode.FS_IO_ERROR):
     """Any other store or operating-system failure."""
 
-    default_code = FsErrorCode.FS_IO_ERROR
 
-
-class FsStaleVersion(FsError):
+class FsStaleVersion(FsError, code=FsErrorCode.FS_STALE_VERSION):
     """The file changed since it was observed (or vanished).
 
     A guarded write or edit that the file moved past says what it moved to,
     when it knows:
     """
 
-    default_code = FsErrorCode.FS_STALE_VERSION
-
-    change: str | None
+    change: str | None = None
     """Unified diff from the observed version's text to the current one.
 
     ``None`` when the observed content is unknown (not cached, binary, too
     large) or the file was deleted. Cut at
     :data:`fsseam.changes.DIFF_MAX_BYTES`, with a note saying so.
     """
-    current_version: FsVersion | None
+    current_version: FsVersion | None = None
     """The version the file is at now (``None`` when deleted or unknown).
 
     When ``change`` is shown to the caller, ``current_version`` is what it
     has now seen: a retry guarded by it succeeds unless the file moves again.
     """
 
-    def __init__(
-        self,
-        message: str = "",
-        code: FsErrorCode | str | None = None,
-        *,
-        change: str | None = None,
-        current_version: FsVersion | None = None,
-    ) -> None:
-        super().__init__(message, code)
-        self.change = change
-        self.current_version = current_version
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        state = {"change": self.change, "current_version": self.current_version}
-        return (FsError, (self.message, self.code.value), state)
-
-
-class FsNotObserved(FsError):
+class FsNotObserved(FsError, code=FsErrorCode.FS_NOT_OBSERVED):
     """A write or edit that needs an earlier read of the current file."""
 
-    default_code = FsErrorCode.FS_NOT_OBSERVED
 
-
-class FsAmbiguousEdit(FsError, ValueError):
+class FsAmbiguousEdit(FsError, ValueError, code=FsErrorCode.FS_AMBIGUOUS_EDIT):
     """``old_string`` matches several times and ``replace_all`` is off."""
 
-    default_code = FsErrorCode.FS_AMBIGUOUS_EDIT
 
-
-class FsEditNotFound(FsError, ValueError):
+class FsEditNotFound(FsError, ValueError, code=FsErrorCode.FS_EDIT_NOT_FOUND):
     """``old_string`` is empty or does not occur in the file."""
 
-    default_code = FsErrorCode.FS_EDIT_NOT_FOUND
 
-
-class FsAborted(FsError):
+class FsAborted(FsError, code=FsErrorCode.FS_ABORTED):
     """The operation was cancelled before it committed."""
-
-    default_code = FsErrorCode.FS_ABORTED
 
 
 class FsMoveIncomplete(FsError):
@@ -237,38 +217,7 @@ class FsMoveIncomplete(FsError):
     before its destination is written.
     """
 
-    version: FsVersion | None
+    version: FsVersion | None = None
     """Version of the destination that was written."""
-    replaced_version: FsVersion | None
+    replaced_version: FsVersion | None = None
     """Version of the file the destination replaced (``None``: it was created, or unknown)."""
-
-    def __new__(
-        cls, message: str = "", code: FsErrorCode | str | None = None, **_: Any
-    ) -> FsMoveIncomplete:
-        made = super().__new__(cls, message, code)
-        assert isinstance(made, FsMoveIncomplete)
-        return made
-
-    def __init__(
-        self,
-        message: str = "",
-        code: FsErrorCode | str | None = None,
-        *,
-        version: FsVersion | None = None,
-        replaced_version: FsVersion | None = None,
-    ) -> None:
-        super().__init__(message, code)
-        self.version = version
-        self.replaced_version = replaced_version
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _move_incomplete,
-            (self.message, self.code.value, self.version, self.replaced_version),
-        )
-
-
-def _move_incomplete(
-    message: str, code: str, version: FsVersion | None, replaced: FsVersion | None
-) -> FsMoveIncomplete:
-    return FsMoveIncomplete(message, code, version=version, replaced_version=replaced)

@@ -16,16 +16,15 @@ Paths in results are relative to the workspace root, ready for ``read``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
 
-from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolExecution, ToolResult
 from fsseam.seam import FileSystem, FsError, FsErrorCode, FsNotFound, FsTarget, FsWalkEntry
 from fsseam.tools._walk import RelativePaths, plural, walking
+from fsseam.tools.base import ModelTool, ToolSpec
 from fsseam.tools.grep import GrepProgress, GrepTool
 from fsseam.tools.patterns import GlobPattern, check_glob, has_magic
-from fsseam.tools.schemas import GLOB_SCHEMA, LS_SCHEMA, GlobArgs, LsArgs, parse_args
+from fsseam.tools.schemas import GLOB_SCHEMA, LS_SCHEMA, GlobArgs, LsArgs
 
 __all__ = ["DiscoveryTools", "GlobTool", "GrepProgress", "GrepTool", "LsTool"]
 
@@ -54,23 +53,18 @@ def _ls_line(entry: FsWalkEntry) -> str:
 
 
 @dataclass(slots=True)
-class LsTool:
+class LsTool(ModelTool[LsArgs]):
     """``ls(path?, offset?, limit?)``: one directory level, paged."""
 
-    limit: int = 200
-    name: str = "ls"
-    description: str = LS_DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: LS_SCHEMA)
-    effects: ClassVar[ToolEffects] = READ_ONLY
+    spec = ToolSpec("ls", LS_DESCRIPTION, LS_SCHEMA, LsArgs, READ_ONLY)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
-    ) -> ToolResult:
+    limit: int = 200
+
+    async def call(self, ctx: Context, args: LsArgs, execution: ToolExecution | None) -> ToolResult:
         """List the page of entries the arguments ask for."""
-        parsed = parse_args(self.name, LsArgs, args)
-        target = await ctx.fs.resolve(parsed.path)
-        offset = parsed.offset or 1
-        end = offset + (parsed.limit or self.limit)
+        target = await ctx.fs.resolve(args.path)
+        offset = args.offset or 1
+        end = offset + (args.limit or self.limit)
         shown: list[FsWalkEntry] = []
         total = 0
         async with walking(ctx.fs, target, max_depth=1) as listing:
@@ -147,25 +141,22 @@ async def _glob_plan(fs: FileSystem, base: FsTarget, pattern: str) -> tuple[FsTa
 
 
 @dataclass(slots=True)
-class GlobTool:
+class GlobTool(ModelTool[GlobArgs]):
     """``glob(pattern, path?)``: matching files, sorted, capped."""
+
+    spec = ToolSpec("glob", GLOB_DESCRIPTION, GLOB_SCHEMA, GlobArgs, READ_ONLY)
 
     limit: int = 100
     max_entries: int = 100_000
-    name: str = "glob"
-    description: str = GLOB_DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: GLOB_SCHEMA)
-    effects: ClassVar[ToolEffects] = READ_ONLY
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: GlobArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Walk from the pattern's literal directory and match each file."""
-        parsed = parse_args(self.name, GlobArgs, args)
         fs = ctx.fs
         paths = await RelativePaths.of(fs)
-        base = await fs.resolve(parsed.path)
-        start, pattern = await _glob_plan(fs, base, parsed.pattern)
+        base = await fs.resolve(args.path)
+        start, pattern = await _glob_plan(fs, base, args.pattern)
         shown: list[str] = []
         total = scanned = 0
         complete = True
@@ -213,7 +204,7 @@ class GlobTool:
             text = "\n".join(shown) + "\n\n" + footer
         value = {
             "path": where,
-            "pattern": parsed.pattern,
+            "pattern": args.pattern,
             "files": shown,
             "total_files": total,
             "complete": complete,

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FsEditRequest
-from fsseam.tools.intent import guarded_edit
-from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs, parse_args
+from fsseam.seam import FileSystem, FsEditIntent, FsEditOutcome, FsEditRequest, FsTarget
+from fsseam.tools.base import ToolSpec
+from fsseam.tools.intent import GuardedEditTool
+from fsseam.tools.schemas import EDIT_SCHEMA, EditArgs
 
 __all__ = ["EditTool"]
 
@@ -21,7 +19,7 @@ have changed since; line endings (LF or CRLF) are kept as the file has them."""
 
 
 @dataclass(slots=True)
-class EditTool:
+class EditTool(GuardedEditTool[EditArgs]):
     """``edit(file_path, old_string, new_string, replace_all?)``, guarded by version.
 
     The success text is DESIGN's first line, then (``snippets``) a numbered
@@ -30,29 +28,17 @@ class EditTool:
     (:mod:`fsseam.tools.conflict`); an edit rebased on top of it shows it too.
     """
 
-    name: str = "edit"
-    description: str = DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: EDIT_SCHEMA)
-    snippets: bool = True
+    spec = ToolSpec("edit", DESCRIPTION, EDIT_SCHEMA, EditArgs)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
-    ) -> ToolResult:
-        """Edit at the version the policy expects (any version without a policy)."""
-        parsed = parse_args(self.name, EditArgs, args)
-        target = await ctx.fs.resolve(parsed.file_path)
-        request = FsEditRequest(parsed.old_string, parsed.new_string, parsed.replace_all)
-        path = target.display_path
-        if parsed.replace_all:
-            text = f"The file {path} has been updated. All occurrences were successfully replaced."
-        else:
-            text = f"The file {path} has been updated successfully."
-        return await guarded_edit(
-            ctx,
-            execution,
-            target,
-            lambda expected: ctx.fs.edit_text(target, request, expected),
-            first_line=text,
-            value={},
-            snippets=self.snippets,
-        )
+    async def apply(
+        self, fs: FileSystem, target: FsTarget, args: EditArgs, expected: FsEditIntent | None
+    ) -> FsEditOutcome:
+        """One literal replacement (every occurrence with ``replace_all``)."""
+        request = FsEditRequest(args.old_string, args.new_string, args.replace_all)
+        return await fs.edit_text(target, request, expected)
+
+    def first_line(self, path: str, args: EditArgs) -> str:
+        """DESIGN's line, which says when every occurrence was replaced."""
+        if args.replace_all:
+            return f"The file {path} has been updated. All occurrences were successfully replaced."
+        return f"The file {path} has been updated successfully."

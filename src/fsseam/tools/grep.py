@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
-from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolExecution, ToolResult
 from fsseam.seam import FileSystem, FsError, FsErrorCode, FsTarget
 from fsseam.tools._walk import RelativePaths, aclose, plural, walking
+from fsseam.tools.base import ModelTool, ToolSpec
 from fsseam.tools.patterns import GlobPattern, LineSearcher
 from fsseam.tools.scan import DEFAULT_MAX_LINE_BYTES, FileScanner, Match
-from fsseam.tools.schemas import GREP_SCHEMA, GrepArgs, parse_args
+from fsseam.tools.schemas import GREP_SCHEMA, GrepArgs
 
 __all__ = ["GREP_DESCRIPTION", "GrepProgress", "GrepTool"]
 
@@ -124,7 +125,7 @@ class _State:
 
 
 @dataclass(slots=True)
-class GrepTool:
+class GrepTool(ModelTool[GrepArgs]):
     """``grep(pattern, path?, glob?, ignore_case?, literal?)`` on RE2, bounded everywhere.
 
     ``limit`` matches shown (100); ``max_line_chars`` characters of a line,
@@ -137,6 +138,8 @@ class GrepTool:
     :class:`GrepProgress`.
     """
 
+    spec = ToolSpec("grep", GREP_DESCRIPTION, GREP_SCHEMA, GrepArgs, READ_ONLY)
+
     limit: int = 100
     max_line_chars: int = 500
     max_bytes: int = 64 * 1024 * 1024
@@ -145,10 +148,6 @@ class GrepTool:
     concurrency: int = 32
     buffer_bytes: int = 32 * 1024 * 1024
     progress: Callable[[GrepProgress], None] | None = None
-    name: str = "grep"
-    description: str = GREP_DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: GREP_SCHEMA)
-    effects: ClassVar[ToolEffects] = READ_ONLY
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -161,18 +160,15 @@ class GrepTool:
         # A window's text must fit in what two windows share (see FileScanner).
         return max(self.max_scan_line_bytes // 4, 4 * self.max_line_chars)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: GrepArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Search each text file below ``path`` (or ``path`` itself), in walk order."""
-        parsed = parse_args(self.name, GrepArgs, args)
-        searcher = LineSearcher(
-            parsed.pattern, ignore_case=parsed.ignore_case, literal=parsed.literal
-        )
-        only = GlobPattern.parse(parsed.glob, "glob") if parsed.glob else None
+        searcher = LineSearcher(args.pattern, ignore_case=args.ignore_case, literal=args.literal)
+        only = GlobPattern.parse(args.glob, "glob") if args.glob else None
         fs = ctx.fs
         paths = await RelativePaths.of(fs)
-        base = await fs.resolve(parsed.path)
+        base = await fs.resolve(args.path)
         state = _State(self.limit, self.max_bytes)
         await self._search(fs, base, only, searcher, paths, state)
         return self._result(base.display_path, state)

@@ -8,27 +8,31 @@ refusal goes out.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_COMMITTED,
     FS_EDIT_INTENT,
     FS_OBSERVED,
+    FileSystem,
+    FsEditIntent,
     FsEditOutcome,
     FsError,
     FsNotObserved,
     FsNotRegularFile,
     FsStaleVersion,
     FsTarget,
-    FsVersion,
     Present,
 )
+from fsseam.tools.base import ModelTool
 from fsseam.tools.conflict import applied_on_top, stale_result
+from fsseam.tools.schemas import _FileArgs
 from fsseam.tools.snippet import success
 
-__all__ = ["edit_intent", "guarded_edit"]
+__all__ = ["GuardedEditTool", "edit_intent"]
 
 
 async def edit_intent(
@@ -57,35 +61,54 @@ async def edit_intent(
         ) from None
 
 
-async def guarded_edit(
-    ctx: Context,
-    execution: ToolExecution | None,
-    target: FsTarget,
-    apply: Callable[[FsVersion | None], Awaitable[FsEditOutcome]],
-    *,
-    first_line: str,
-    value: dict[str, Any],
-    snippets: bool,
-) -> ToolResult:
-    """``edit`` and ``multi_edit`` after parsing: ``apply`` at the edit intent, then the result.
+E = TypeVar("E", bound=_FileArgs)
+
+
+@dataclass(slots=True)
+class GuardedEditTool(ModelTool[E]):
+    """Base of ``edit`` and ``multi_edit``: :meth:`apply` at the edit intent, then the result.
 
     A stale refusal shows the change (:func:`~fsseam.tools.conflict.stale_result`);
     a rebased edit shows the change it landed on, and the session observes the
-    new version only when that change was shown whole. ``value`` goes between
-    the result's ``path`` and its ``replacements`` and ``version``.
+    new version only when that change was shown whole. The success text is
+    :meth:`first_line`, then (``snippets``) the numbered changed regions; the
+    value is ``path``, then :meth:`value`, then ``replacements`` and
+    ``version``, and carries the unified ``diff``.
     """
-    expected = await edit_intent(ctx, execution, target, "edit")
-    try:
-        outcome = await apply(expected)
-    except FsStaleVersion as exc:
-        return stale_result(ctx, execution, target, exc, kind="edit")
-    text, whole = first_line, True
-    if outcome.rebased is not None:
-        text, whole = applied_on_top(text, outcome.rebased)
-    if whole:
-        ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
-    ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
-    path = target.display_path
-    result = {"path": path, **value}
-    result |= {"replacements": outcome.replacements, "version": outcome.version}
-    return await success(text, path, outcome.before, outcome.after, result, snippets=snippets)
+
+    snippets: bool = True
+
+    async def call(self, ctx: Context, args: E, execution: ToolExecution | None) -> ToolResult:
+        """Edit at the version the policy expects (any version without a policy)."""
+        target = await ctx.fs.resolve(args.file_path)
+        expected = await edit_intent(ctx, execution, target, "edit")
+        try:
+            outcome = await self.apply(ctx.fs, target, args, expected)
+        except FsStaleVersion as exc:
+            return stale_result(ctx, execution, target, exc, kind="edit")
+        path = target.display_path
+        text, whole = self.first_line(path, args), True
+        if outcome.rebased is not None:
+            text, whole = applied_on_top(text, outcome.rebased)
+        if whole:
+            ctx.emit(FS_OBSERVED, execution, target, Present(outcome.version))
+        ctx.emit(FS_COMMITTED, execution, target, "edit", outcome.before_version, outcome.version)
+        result = {"path": path, **self.value(args)}
+        result |= {"replacements": outcome.replacements, "version": outcome.version}
+        return await success(
+            text, path, outcome.before, outcome.after, result, snippets=self.snippets
+        )
+
+    @abstractmethod
+    async def apply(
+        self, fs: FileSystem, target: FsTarget, args: E, expected: FsEditIntent | None
+    ) -> FsEditOutcome:
+        """The seam call that edits ``target`` guarded by ``expected``."""
+
+    @abstractmethod
+    def first_line(self, path: str, args: E) -> str:
+        """The first line of the success text (DESIGN's exact wording)."""
+
+    def value(self, args: E) -> dict[str, Any]:
+        """What the result value carries besides path, replacements and version."""
+        return {}

@@ -10,13 +10,12 @@ failure in between leaves both files and says so, never neither.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import StrictStr
 
-from fsseam.host import MUTATES, Context, ToolArgumentsError, ToolEffects, ToolExecution, ToolResult
+from fsseam.host import Context, ToolArgumentsError, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_COMMITTED,
     FS_OBSERVED,
@@ -29,8 +28,9 @@ from fsseam.seam import (
     FsVersion,
     Present,
 )
+from fsseam.tools.base import ModelTool, ToolSpec
 from fsseam.tools.intent import edit_intent
-from fsseam.tools.schemas import _FILE_PATH, _Args, parse_args
+from fsseam.tools.schemas import _FILE_PATH, _Args
 
 __all__ = ["DELETE_SCHEMA", "MOVE_SCHEMA", "DeleteArgs", "DeleteTool", "MoveArgs", "MoveTool"]
 
@@ -100,24 +100,20 @@ async def _read_version(
 
 
 @dataclass(slots=True)
-class DeleteTool:
+class DeleteTool(ModelTool[DeleteArgs]):
     """``delete(file_path)``: a guarded delete of a file the session read at its current version.
 
     Success: ``The file {path} has been deleted successfully.``; the value is
     ``{"path", "before_version"}``. The session then observes the file as absent.
     """
 
-    name: str = "delete"
-    description: str = DELETE_DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: DELETE_SCHEMA)
-    effects: ClassVar[ToolEffects] = MUTATES
+    spec = ToolSpec("delete", DELETE_DESCRIPTION, DELETE_SCHEMA, DeleteArgs)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: DeleteArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Delete at the version the session read (any version without a policy)."""
-        parsed = parse_args(self.name, DeleteArgs, args)
-        target = await ctx.fs.resolve(parsed.file_path)
+        target = await ctx.fs.resolve(args.file_path)
         expected = await _read_version(ctx, execution, target, "delete")
         outcome = await ctx.fs.delete(target, expected)
         ctx.emit(FS_OBSERVED, execution, target, Absent())
@@ -131,7 +127,7 @@ class DeleteTool:
 
 
 @dataclass(slots=True)
-class MoveTool:
+class MoveTool(ModelTool[MoveArgs]):
     """``move(source_path, destination_path)``: guarded like ``edit`` and, for the destination,
     like ``write``.
 
@@ -143,18 +139,14 @@ class MoveTool:
     version.
     """
 
-    name: str = "move"
-    description: str = MOVE_DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: MOVE_SCHEMA)
-    effects: ClassVar[ToolEffects] = MUTATES
+    spec = ToolSpec("move", MOVE_DESCRIPTION, MOVE_SCHEMA, MoveArgs)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: MoveArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Move under the guards the policy gives (none without a policy)."""
-        parsed = parse_args(self.name, MoveArgs, args)
-        source = await ctx.fs.resolve(parsed.source_path)
-        destination = await ctx.fs.resolve(parsed.destination_path)
+        source = await ctx.fs.resolve(args.source_path)
+        destination = await ctx.fs.resolve(args.destination_path)
         if source.target_key == destination.target_key:
             raise ToolArgumentsError(
                 "destination_path: names the same file as source_path; nothing to move"

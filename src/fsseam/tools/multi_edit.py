@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from fsseam.host import Context, ToolExecution, ToolResult
-from fsseam.seam import FsEditRequest
-from fsseam.tools.intent import guarded_edit
-from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs, parse_args
+from fsseam.seam import FileSystem, FsEditIntent, FsEditOutcome, FsEditRequest, FsTarget
+from fsseam.tools.base import ToolSpec
+from fsseam.tools.intent import GuardedEditTool
+from fsseam.tools.schemas import MULTI_EDIT_SCHEMA, MultiEditArgs
 
 __all__ = ["MultiEditTool"]
 
@@ -22,7 +21,7 @@ been read first and must not have changed since."""
 
 
 @dataclass(slots=True)
-class MultiEditTool:
+class MultiEditTool(GuardedEditTool[MultiEditArgs]):
     """``multi_edit(file_path, edits)``: one guarded write for all the edits.
 
     Guarded like ``edit`` (the ``fs/edit-intent`` version; a stale refusal or a
@@ -32,29 +31,23 @@ class MultiEditTool:
     the unified ``diff``.
     """
 
-    name: str = "multi_edit"
-    description: str = DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: MULTI_EDIT_SCHEMA)
-    snippets: bool = True
+    spec = ToolSpec("multi_edit", DESCRIPTION, MULTI_EDIT_SCHEMA, MultiEditArgs)
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
-    ) -> ToolResult:
-        """Apply every edit at the version the policy expects (any version without one)."""
-        parsed = parse_args(self.name, MultiEditArgs, args)
-        target = await ctx.fs.resolve(parsed.file_path)
-        requests = [FsEditRequest(e.old_string, e.new_string, e.replace_all) for e in parsed.edits]
-        count = len(requests)
-        text = (
-            f"The file {target.display_path} has been updated successfully "
+    async def apply(
+        self, fs: FileSystem, target: FsTarget, args: MultiEditArgs, expected: FsEditIntent | None
+    ) -> FsEditOutcome:
+        """Every edit in order, in one guarded write."""
+        requests = [FsEditRequest(e.old_string, e.new_string, e.replace_all) for e in args.edits]
+        return await fs.edit_text_many(target, requests, expected)
+
+    def first_line(self, path: str, args: MultiEditArgs) -> str:
+        """DESIGN's line, with the number of edits applied."""
+        count = len(args.edits)
+        return (
+            f"The file {path} has been updated successfully "
             f"({count} edit{'s' if count != 1 else ''} applied)."
         )
-        return await guarded_edit(
-            ctx,
-            execution,
-            target,
-            lambda expected: ctx.fs.edit_text_many(target, requests, expected),
-            first_line=text,
-            value={"edits": count},
-            snippets=self.snippets,
-        )
+
+    def value(self, args: MultiEditArgs) -> dict[str, Any]:
+        """The number of edits applied."""
+        return {"edits": len(args.edits)}

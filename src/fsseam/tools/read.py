@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from fsseam import text as textmod
-from fsseam.host import READ_ONLY, Context, ToolEffects, ToolExecution, ToolResult
+from fsseam.host import READ_ONLY, Context, ToolExecution, ToolResult
 from fsseam.seam import (
     FS_OBSERVED,
     Absent,
@@ -18,8 +17,9 @@ from fsseam.seam import (
     Present,
 )
 from fsseam.text import LineWindow, TailWindow
+from fsseam.tools.base import ModelTool, ToolSpec
 from fsseam.tools.render import render_lines, render_read, truncation_hint
-from fsseam.tools.schemas import READ_SCHEMA, ReadArgs, parse_args
+from fsseam.tools.schemas import READ_SCHEMA, ReadArgs
 
 __all__ = ["ReadTool"]
 
@@ -31,30 +31,23 @@ Reading a file is required before editing or overwriting it."""
 
 
 @dataclass(slots=True)
-class ReadTool:
+class ReadTool(ModelTool[ReadArgs]):
     """``read(file_path, offset?, limit?)`` with DESIGN.md's exact envelope and footers."""
+
+    spec = ToolSpec("read", DESCRIPTION, READ_SCHEMA, ReadArgs, READ_ONLY)
 
     max_lines: int = 2000
     max_line_chars: int = 2000
     max_bytes: int = 50 * 1024
-    name: str = "read"
-    description: str = DESCRIPTION
-    parameters: dict[str, Any] = None  # type: ignore[assignment]
-    effects: ClassVar[ToolEffects] = READ_ONLY
 
-    def __post_init__(self) -> None:
-        if self.parameters is None:
-            self.parameters = READ_SCHEMA
-
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: ReadArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Read the window and record the observation."""
-        parsed = parse_args(self.name, ReadArgs, args)
         fs = ctx.fs
-        target = await fs.resolve(parsed.file_path)
-        offset = parsed.offset or 1
-        limit = parsed.limit or self.max_lines
+        target = await fs.resolve(args.file_path)
+        offset = args.offset or 1
+        limit = args.limit or self.max_lines
         try:
             if offset > 0:
                 window, version = await self._forward(fs, target, offset, limit)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from fsseam.host import Context, ToolExecution, ToolResult
 from fsseam.seam import (
@@ -16,8 +14,9 @@ from fsseam.seam import (
     Present,
 )
 from fsseam.text import utf8_size_over
+from fsseam.tools.base import ModelTool, ToolSpec
 from fsseam.tools.conflict import stale_result
-from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs, parse_args
+from fsseam.tools.schemas import WRITE_SCHEMA, WriteArgs
 from fsseam.tools.snippet import success
 
 __all__ = ["DEFAULT_MAX_WRITE_BYTES", "WriteTool"]
@@ -34,7 +33,7 @@ DEFAULT_MAX_WRITE_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(slots=True)
-class WriteTool:
+class WriteTool(ModelTool[WriteArgs]):
     """``write(file_path, content)``, guarded by the policy's write intent.
 
     The success text is DESIGN's first line, then (``snippets``) a numbered
@@ -45,19 +44,17 @@ class WriteTool:
     anything is sent to the store.
     """
 
-    name: str = "write"
-    description: str = DESCRIPTION
-    parameters: dict[str, Any] = field(default_factory=lambda: WRITE_SCHEMA)
+    spec = ToolSpec("write", DESCRIPTION, WRITE_SCHEMA, WriteArgs)
+
     snippets: bool = True
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
 
-    async def run(
-        self, ctx: Context, args: Mapping[str, Any], execution: ToolExecution | None
+    async def call(
+        self, ctx: Context, args: WriteArgs, execution: ToolExecution | None
     ) -> ToolResult:
         """Write under the guard the policy chose (none without a policy)."""
-        parsed = parse_args(self.name, WriteArgs, args)
-        target = await ctx.fs.resolve(parsed.file_path)
-        size = utf8_size_over(parsed.content, self.max_write_bytes)
+        target = await ctx.fs.resolve(args.file_path)
+        size = utf8_size_over(args.content, self.max_write_bytes)
         if size is not None:
             raise FsTooLarge(
                 f'the content for "{target.display_path}" is {size} bytes, over the '
@@ -66,7 +63,7 @@ class WriteTool:
             )
         intent = await ctx.waterfall(FS_WRITE_INTENT, execution, target, default=lambda: None)
         try:
-            outcome = await ctx.fs.write_text(target, parsed.content, intent)
+            outcome = await ctx.fs.write_text(target, args.content, intent)
         except FsStaleVersion as exc:
             # Never rebased: the content was written against the old text.
             return stale_result(ctx, execution, target, exc, kind="write")
