@@ -56,7 +56,7 @@ def unknown() -> OutcomeUnknown:
 def decided(outcome: GuardRefused | OutcomeUnknown, current: ObjectState | None) -> str:
     """What settle_delete decides, as a word: deleted, resend, or the error code."""
     try:
-        verdict = settle_delete(URL, V1, outcome, current)
+        verdict = settle_delete(URL, V1, outcome, current, may_resend=True)
     except FsError as exc:
         return exc.code.value
     return "resend" if verdict is RESEND else "deleted"

@@ -52,7 +52,7 @@ from fsseam.backends.dialects.messages import (
     not_found,
     stale,
 )
-from fsseam.backends.dialects.outcomes import GuardRefused, OutcomeUnknown
+from fsseam.backends.dialects.outcomes import GuardRefused, Outcome, OutcomeUnknown
 from fsseam.backends.dialects.quirks import DELETE_PRECONDITION_IGNORED, QUIRKS, Quirk
 
 # Re-exported for the local dialect, which words these failures like every store.
@@ -338,7 +338,7 @@ def settle(
     url: str,
     guard: FsWriteIntent | None,
     token: str,
-    outcome: GuardRefused | OutcomeUnknown,
+    outcome: Outcome,
     current: ObjectState | None,
     *,
     may_resend: bool = True,
@@ -386,10 +386,10 @@ def settle(
 def settle_delete(
     url: str,
     expected: FsVersion,
-    outcome: GuardRefused | OutcomeUnknown,
+    outcome: Outcome,
     current: ObjectState | None,
     *,
-    may_resend: bool = True,
+    may_resend: bool,
 ) -> _Resend | None:
     """THE lost-response decision for a guarded delete, for every store: gone, or kept?
 
@@ -619,7 +619,7 @@ class GuardedDialect(Dialect):
         url: str,
         guard: FsWriteIntent | None,
         token: str,
-        outcome: GuardRefused | OutcomeUnknown,
+        outcome: Outcome,
         may_resend: bool,
     ) -> ObjectState | None:
         """Read the token back once and :func:`settle`; ``None``: resend."""

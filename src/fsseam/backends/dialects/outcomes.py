@@ -24,7 +24,15 @@ from typing import Literal
 from fsseam.backends.dialects import messages
 from fsseam.seam import FsError
 
-__all__ = ["Answer", "GuardRefused", "OutcomeUnknown", "Wording", "boundary", "translate"]
+__all__ = [
+    "Answer",
+    "GuardRefused",
+    "Outcome",
+    "OutcomeUnknown",
+    "Wording",
+    "boundary",
+    "translate",
+]
 
 
 class GuardRefused(Exception):
@@ -63,6 +71,9 @@ class OutcomeUnknown(Exception):
         self.status = status
         """The HTTP status, when the store answered one (5xx)."""
 
+
+Outcome = GuardRefused | OutcomeUnknown
+"""What a refused or unknown request ended in, for ``settle`` and ``settle_delete``."""
 
 Kind = Literal["refused", "conflict", "missing", "no_bucket", "denied", "unreachable", "failed"]
 
