@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import fsspec
 import fsspec.asyn
@@ -299,47 +299,51 @@ def _s3(request: pytest.FixtureRequest) -> Mount:
     )
 
 
-def _gcs(request: pytest.FixtureRequest) -> Mount:
-    server = request.getfixturevalue("gcs_server")
-    proxy = request.getfixturevalue("gcs_proxy")
-    bucket = request.getfixturevalue("gcs_bucket")
-    other = server.new_bucket()
-    raw = fsspec.filesystem(
-        "gs",
-        endpoint_url=server.direct_url,
-        token="anon",
-        project="test",
-        skip_instance_cache=True,
-        use_listings_cache=False,
-    )
-    return _cloud(
-        "gcs",
+class _ProxiedStore(NamedTuple):
+    """How to mount a store whose emulator sits behind a recording proxy."""
+
+    schemes: list[str]
+    """Every protocol the store answers to, the fsspec one first."""
+    place: str
+    """The fixture giving a fresh, empty bucket or container."""
+    new_place: Callable[[Any], Any]
+    """A second fresh bucket or container on the emulator (the ``<other>`` one)."""
+    direct: Callable[[Any], dict[str, Any]]
+    """fsspec options reaching the emulator directly, off the proxy's record."""
+
+
+_PROXIED = {
+    "gcs": _ProxiedStore(
         ["gs", "gcs"],
-        bucket.url.removeprefix("gs://"),
-        other.url.removeprefix("gs://"),
-        dict(bucket.storage_options),
-        raw,
-        lambda: len(proxy.requests),
-    )
+        "gcs_bucket",
+        lambda server: server.new_bucket(),
+        lambda server: {"endpoint_url": server.direct_url, "token": "anon", "project": "test"},
+    ),
+    "azure": _ProxiedStore(
+        ["az", "abfs", "abfss"],
+        "azure_container",
+        lambda server: server.new_container(),
+        lambda server: {"connection_string": server.direct_connection_string},
+    ),
+}
 
 
-def _azure(request: pytest.FixtureRequest) -> Mount:
-    server = request.getfixturevalue("azure_server")
-    proxy = request.getfixturevalue("azure_proxy")
-    container = request.getfixturevalue("azure_container")
-    other = server.new_container()
+def _proxied(request: pytest.FixtureRequest, name: str) -> Mount:
+    store = _PROXIED[name]
+    server = request.getfixturevalue(f"{name}_server")
+    proxy = request.getfixturevalue(f"{name}_proxy")
+    place = request.getfixturevalue(store.place)
+    other = store.new_place(server)
+    scheme = store.schemes[0]
     raw = fsspec.filesystem(
-        "az",
-        connection_string=server.direct_connection_string,
-        skip_instance_cache=True,
-        use_listings_cache=False,
+        scheme, skip_instance_cache=True, use_listings_cache=False, **store.direct(server)
     )
     return _cloud(
-        "azure",
-        ["az", "abfs", "abfss"],
-        container.url.removeprefix("az://"),
-        other.url.removeprefix("az://"),
-        dict(container.storage_options),
+        name,
+        store.schemes,
+        place.url.removeprefix(f"{scheme}://"),
+        other.url.removeprefix(f"{scheme}://"),
+        dict(place.storage_options),
         raw,
         lambda: len(proxy.requests),
     )
@@ -357,9 +361,7 @@ def mount_backend(request: pytest.FixtureRequest, tmp_path: Path, name: str) -> 
         yield from _memory()
     elif name == "s3":
         yield _s3(request)
-    elif name == "gcs":
-        yield _gcs(request)
-    elif name == "azure":
-        yield _azure(request)
+    elif name in _PROXIED:
+        yield _proxied(request, name)
     else:  # pragma: no cover - a typo in a parametrisation
         raise ValueError(f"no backend named {name!r}: use one of local, memory, s3, gcs, azure")
