@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fsseam import FS_COMMITTED, Agent, ToolExecution, open_fs
 from fsseam.audit import JsonlAuditLog
-from tests.support import make_context
+from fsseam.testing.harness import make_context
 
 
 class Named:

@@ -29,7 +29,7 @@ from fsseam import (
     open_fs,
 )
 from fsseam.cli import EXIT_STATUS, doctor, main, parse_storage_option
-from tests.support import DelegatingFileSystem
+from fsseam.testing.harness import DelegatingFileSystem
 
 COMMANDS = ["serve", "read", "write", "edit", "ls", "schemas", "doctor"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from fsseam import Agent, ToolExecution, open_fs
+from fsseam.testing.harness import make_context
 from tests.counter_worker import Session, increment
-from tests.support import make_context
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -25,9 +25,9 @@ from fsseam.seam import (
     FsTextStream,
 )
 from fsseam.testing import FileSystemOpener, FsspecRawStore, RawStore
+from fsseam.testing.harness import DelegatingFileSystem, Harness
 from fsseam.testing.suite import DiscoverySuite, MultiEditSuite
 from tests.conformance.test_local import LocalFixtures
-from tests.support import DelegatingFileSystem, Harness
 
 TREE = {
     "README.md": b"# Demo\nSee src.\n",

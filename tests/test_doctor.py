@@ -21,7 +21,7 @@ from fsseam.seam import (
     FsWriteIntent,
     FsWriteOutcome,
 )
-from tests.support import DelegatingFileSystem
+from fsseam.testing.harness import DelegatingFileSystem
 
 
 class _IgnoresGuards(DelegatingFileSystem):

@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from fsseam import Agent, ToolExecution, open_fs
+from fsseam.testing.harness import Session, make_context
 from fsseam.tools import snippet
-from tests.support import Session, make_context
 
 # stdio_client's errlog defaults to the sys.stderr of when mcp was imported, which
 # may be a pytest capture without a descriptor: give the server the real one.

@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from fsseam import Context, DiscoveryTools, open_fs
 from fsseam.seam import FileSystem, FsTarget, FsTextStream, FsWalkEntry
+from fsseam.testing.harness import DelegatingFileSystem
 from fsseam.tools import GrepTool
 from fsseam.tools.grep import GrepProgress
 from fsseam.tools.patterns import GlobPattern, LineSearcher
 from fsseam.tools.scan import FileScanner, Match
-from tests.support import DelegatingFileSystem
 
 # Windows small enough to exercise the long-line machinery with small data.
 SMALL = {"line_chars": 40, "max_line_bytes": 1024, "overlap": 256}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import Harness
-from tests.tool_harness import STORES, harness_for, make_harness
+from fsseam.testing.harness import Harness, harness_for, make_harness
+from fsseam.testing.mounts import BACKENDS as STORES
 
 
 @pytest.fixture(params=STORES)

@@ -12,7 +12,7 @@ import pytest
 
 from fsseam import Context, FileTools, ObservationPolicy, open_fs
 from fsseam.seam import FileSystem
-from tests.support import Harness
+from fsseam.testing.harness import Harness
 
 
 def multi_context(fs: FileSystem, *, policy: bool = True, snippets: bool = True) -> Context:

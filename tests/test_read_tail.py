@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsseam import text as textmod
+from fsseam.testing.harness import Harness, harness_for
+from fsseam.testing.mounts import BACKENDS as STORES
 from fsseam.text import LineWindow, TailWindow
-from tests.support import Harness
-from tests.tool_harness import STORES, harness_for
 
 
 @pytest.fixture(params=STORES)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fsseam import FileTools
+from fsseam.testing.harness import Harness, make_harness
 from fsseam.tools.schemas import (
     EDIT_SCHEMA,
     GLOB_SCHEMA,
@@ -27,8 +28,6 @@ from fsseam.tools.schemas import (
     WriteArgs,
 )
 from fsseam.tools.write import DEFAULT_MAX_WRITE_BYTES
-from tests.support import Harness
-from tests.tool_harness import make_harness
 
 
 @pytest.fixture(params=["local", "memory"])

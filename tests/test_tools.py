@@ -14,7 +14,7 @@ import fsspec
 import pytest
 
 from fsseam import Agent, ToolExecution, open_fs
-from tests.support import Harness, Session, make_context
+from fsseam.testing.harness import Harness, Session, make_context
 
 
 @pytest.fixture(params=["local", "memory"])

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsseam import open_fs
-from tests.support import Harness
-from tests.tool_harness import make_harness
+from fsseam.testing.harness import Harness, make_harness
 
 DOC = (Path(__file__).parents[1] / "docs" / "tools.md").read_text()
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.hardening.helpers import BACKENDS, Mount, mount_backend
+from fsseam.testing.mounts import BACKENDS, Mount, mount_backend
 
 
 @pytest.fixture(params=BACKENDS)
 def mount(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mount]:
-    """A fresh workspace on each backend, its neighbours planted (see helpers.Mount)."""
+    """A fresh workspace on each backend, its neighbours planted (see ``Mount``)."""
     for mounted in mount_backend(request, tmp_path, request.param):
         mounted.plant_neighbours()
         yield mounted

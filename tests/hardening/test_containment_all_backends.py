@@ -22,21 +22,9 @@ from hypothesis import strategies as st
 
 from fsseam import FS_COMMITTED, FsError, FsErrorCode, FsSandboxDenied
 from fsseam.seam import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
-from tests.hardening.helpers import (
-    REFUSED_SYNTAX,
-    SECRET,
-    DialectSpy,
-    Mount,
-    call,
-    code_of,
-    execution,
-    local_mount,
-    outside_spellings,
-    run,
-    tool_calls,
-    tools_context,
-    walk,
-)
+from fsseam.testing.harness import call, code_of, execution, run, tools_context
+from fsseam.testing.mounts import SECRET, DialectSpy, Mount, local_mount, walk
+from tests.hardening.helpers import REFUSED_SYNTAX, outside_spellings, tool_calls
 
 DENIED = {"name": "FsError", "code": "FS_SANDBOX_DENIED"}
 

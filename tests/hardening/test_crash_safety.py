@@ -30,8 +30,8 @@ import pytest
 
 from fsseam import open_fs
 from fsseam.seam import CreateIfAbsent, ReplaceIfVersion
+from fsseam.testing.harness import run
 from tests.hardening.crash_worker import NEW, OLD, SCENARIOS, creates, target_of
-from tests.hardening.helpers import run
 
 REPO = Path(__file__).resolve().parents[2]
 TEMP_NAME = re.compile(r"^\.fsseam\.[0-9a-z]+\.tmp$")
@@ -131,7 +131,7 @@ def test_a_writer_killed_at_any_step_leaves_old_or_new_and_nothing_stuck(
 def test_a_writer_killed_mid_upload_leaves_the_s3_object_old_or_new(
     s3_server: Any, s3_bucket: Any, tmp_path: Path
 ) -> None:
-    from tests.hardening.faults import hold_s3
+    from fsseam.testing.mount_faults import hold_s3
 
     size = 24 << 20
     old, new = b"o" * size, b"n" * size

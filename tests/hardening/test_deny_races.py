@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from fsseam.seam import CreateIfAbsent, FsEditRequest, FsError, FsErrorCode, FsSandboxDenied
-from tests.hardening.helpers import call, code_of, local_mount, run, tools_context
+from fsseam.testing.harness import call, code_of, run, tools_context
+from fsseam.testing.mounts import local_mount
 
 GIT_SECRET = "[remote] url = https://token@example.com/repo.git"
 

@@ -30,15 +30,9 @@ import fsspec
 import pytest
 
 from fsseam import FS_COMMITTED, open_fs
-from tests.hardening.helpers import (
-    LOCAL_AND_S3,
-    LOCAL_MEMORY_S3,
-    Mount,
-    call,
-    code_of,
-    execution,
-    tools_context,
-)
+from fsseam.testing.harness import call, code_of, execution, tools_context
+from fsseam.testing.mounts import Mount
+from tests.hardening.helpers import LOCAL_AND_S3, LOCAL_MEMORY_S3
 
 REPO = Path(__file__).resolve().parents[2]
 NOT_TEXT = {"name": "FsError", "code": "FS_NOT_TEXT"}

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from fsseam import FS_COMMITTED, open_fs
-from tests.hardening.helpers import call, code_of, execution, tools_context
+from fsseam.testing.harness import call, code_of, execution, tools_context
 
 REPO = Path(__file__).resolve().parents[2]
 OLD = b"the old content\n" * 100

@@ -34,7 +34,7 @@ import pytest
 from fsseam import open_fs
 from fsseam.backends.dialects import local
 from fsseam.seam import CreateIfAbsent, FsEditRequest, FsIOError, ReplaceIfVersion
-from tests.hardening.helpers import call, code_of, execution, run, tools_context
+from fsseam.testing.harness import call, code_of, execution, run, tools_context
 
 REPO = Path(__file__).resolve().parents[2]
 NOBODY = 65534

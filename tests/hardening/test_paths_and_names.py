@@ -23,16 +23,9 @@ import pytest
 from fsseam import FsErrorCode
 from fsseam.backends.containment import DenyRules
 from fsseam.seam import CreateIfAbsent, FsEditRequest, FsError
-from tests.hardening.helpers import (
-    DialectSpy,
-    Mount,
-    call,
-    code_of,
-    execution,
-    run,
-    tool_calls,
-    tools_context,
-)
+from fsseam.testing.harness import call, code_of, execution, run, tools_context
+from fsseam.testing.mounts import DialectSpy, Mount
+from tests.hardening.helpers import tool_calls
 
 NOT_FILE = {"name": "FsError", "code": "FS_NOT_REGULAR_FILE"}
 

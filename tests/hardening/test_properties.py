@@ -35,7 +35,7 @@ from fsseam.backends import FsspecFileSystem
 from fsseam.backends.dialects import base as dialect_base
 from fsseam.backends.dialects import local as local_dialect
 from fsseam.seam import FsEditRequest
-from tests.hardening.helpers import call, execution, run, tools_context
+from fsseam.testing.harness import call, execution, run, tools_context
 
 BOM = b"\xef\xbb\xbf"
 PIECES = ["a", "b", "ab", "\n", "\r\n", "\r", "é", "€", "\t", " ", "\ufeff", "🎉"]

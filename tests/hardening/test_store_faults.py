@@ -21,21 +21,15 @@ import pytest
 
 from fsseam import FS_COMMITTED
 from fsseam.backends import FsspecFileSystem
-from tests.hardening.faults import (
+from fsseam.testing.harness import call, code_of, execution, run, tools_context
+from fsseam.testing.mount_faults import (
     FAST_RETRY_OPTIONS,
     TIMEOUT_OPTIONS,
-    FaultyStore,
+    MountFaults,
+    mount_faults,
     quick_retries,
 )
-from tests.hardening.helpers import (
-    BACKENDS,
-    call,
-    code_of,
-    execution,
-    mount_backend,
-    run,
-    tools_context,
-)
+from fsseam.testing.mounts import BACKENDS, mount_backend
 
 CLOUDS = BACKENDS[2:]
 LINES = 250_000  # ~2.4 MiB: several chunks, ranged resumes on S3
@@ -46,10 +40,9 @@ LAST = f"{LINES - 1:08d}"
 @pytest.fixture(params=CLOUDS)
 def store(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FaultyStore]:
-    server = {"s3": "s3_server", "gcs": "gcs_proxy", "azure": "azure_proxy"}[request.param]
+) -> Iterator[MountFaults]:
     for mount in mount_backend(request, tmp_path, request.param):
-        faulty = FaultyStore(request.param, mount, request.getfixturevalue(server))
+        faulty = mount_faults(request, mount)
         quick_retries(mount.fs, request.param, monkeypatch)
         yield faulty
         faulty.heal()
@@ -68,7 +61,7 @@ def current_version(fs: FsspecFileSystem, name: str) -> str:
 
 
 def test_a_connection_cut_mid_read_gives_the_exact_window_or_an_io_error(
-    store: FaultyStore,
+    store: MountFaults,
 ) -> None:
     store.mount.put("ws/big.txt", TEXT.encode())
     ctx = tools_context(store.mount.fs)
@@ -94,7 +87,7 @@ def test_a_connection_cut_mid_read_gives_the_exact_window_or_an_io_error(
 
 
 def test_a_connection_cut_during_an_edit_never_stores_a_truncated_file(
-    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
+    store: MountFaults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/big.txt", TEXT.encode())
     # Without the content cache, so that the edit reads its basis (the GET that is cut).
@@ -125,7 +118,7 @@ def test_a_connection_cut_during_an_edit_never_stores_a_truncated_file(
 
 
 def test_throttling_is_retried_and_a_guarded_edit_lands_exactly_once(
-    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
+    store: MountFaults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/a.txt", b"count=1\n")
     fast = store.mount.reopen(**FAST_RETRY_OPTIONS[store.name])
@@ -147,7 +140,7 @@ def test_throttling_is_retried_and_a_guarded_edit_lands_exactly_once(
 
 
 def test_persistent_server_errors_fail_cleanly_and_poison_nothing(
-    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
+    store: MountFaults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/a.txt", b"count=1\n")
     # An edit after a read is one PUT (the content cache); a read fault needs an edit
@@ -185,7 +178,7 @@ def test_persistent_server_errors_fail_cleanly_and_poison_nothing(
 
 
 def test_a_lost_answer_to_a_guarded_edit_reports_success_once_and_keeps_sessions_in_step(
-    store: FaultyStore,
+    store: MountFaults,
 ) -> None:
     store.mount.put("ws/a.txt", b"count=1\n")
     ctx = tools_context(store.mount.fs)
@@ -214,7 +207,7 @@ def test_a_lost_answer_to_a_guarded_edit_reports_success_once_and_keeps_sessions
 
 
 def test_a_request_stalled_past_the_timeout_never_mixes_or_loses_an_update(
-    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
+    store: MountFaults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fs = store.mount.reopen(**TIMEOUT_OPTIONS[store.name])
     quick_retries(fs, store.name, monkeypatch)
@@ -255,7 +248,7 @@ def test_a_request_stalled_past_the_timeout_never_mixes_or_loses_an_update(
 
 
 def test_a_lost_answer_the_sdk_does_not_retry_is_still_recognised_by_the_write_token(
-    store: FaultyStore, monkeypatch: pytest.MonkeyPatch
+    store: MountFaults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.mount.put("ws/a.txt", b"count=1\n")
     fs = store.mount.reopen(**FAST_RETRY_OPTIONS[store.name])

@@ -19,7 +19,10 @@ cross-process tests, ``supports_symlinks``, ``native_root``, ``faults`` and
 ``wire`` for a store behind a network: see :mod:`fsseam.testing.faults`). A
 capability a backend declares False skips only its own tests; the guard
 semantics run on every store. :mod:`fsseam.testing.harness` has helpers for
-tests above the seam (tools, sessions, a delegating ``FileSystem``).
+tests above the seam (tools, sessions, a delegating ``FileSystem``, a
+``Harness`` on every backend); :mod:`fsseam.testing.mounts` mounts every
+shipped backend below its store's top with neighbours outside, and
+:mod:`fsseam.testing.mount_faults` breaks such a mount's wire.
 """
 
 import pytest
@@ -32,7 +35,9 @@ pytest.register_assert_rewrite(
 
 from fsseam.testing import suite  # noqa: E402
 from fsseam.testing.faults import (  # noqa: E402
+    Answer,
     ArmedFault,
+    Change,
     ProxyFaults,
     ProxyRequestLog,
     RequestLog,
@@ -50,7 +55,9 @@ from fsseam.testing.harness import DelegatingFileSystem  # noqa: E402
 from fsseam.testing.suite import *  # noqa: E402, F403
 
 __all__ = [
+    "Answer",
     "ArmedFault",
+    "Change",
     "DelegatingFileSystem",
     "FileSystemFixtures",
     "FileSystemOpener",

@@ -9,6 +9,13 @@ grow its own copy::
     result = call(ctx, "read", {"file_path": "a.txt"}, alice)
     assert code_of(result) is None
 
+A :class:`Harness` adds raw access to the store behind the tools' back, on
+every shipped backend::
+
+    @pytest.fixture(params=BACKENDS)            # from fsseam.testing.mounts
+    def h(request, tmp_path):
+        yield from harness_for(request, tmp_path)
+
 :class:`DelegatingFileSystem` forwards to another file system, so a test can
 override one method to build a misbehaving store (one that drops guards,
 refuses every replace...) without a mock.
@@ -16,12 +23,25 @@ refuses every replace...) without a mock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from fsseam import Agent, Context, FileTools, ObservationPolicy, ToolExecution, ToolResult
+import fsspec
+import pytest
+
+from fsseam import (
+    Agent,
+    Context,
+    DiscoveryTools,
+    FileTools,
+    ObservationPolicy,
+    ToolExecution,
+    ToolResult,
+)
+from fsseam.backends import FsspecFileSystem, open_fs
 from fsseam.seam import (
     FileSystem,
     FsCapabilities,
@@ -34,6 +54,7 @@ from fsseam.seam import (
     FsWriteOutcome,
 )
 from fsseam.testing._support import run
+from fsseam.testing.mounts import put_local
 
 __all__ = [
     "DelegatingFileSystem",
@@ -42,7 +63,9 @@ __all__ = [
     "call",
     "code_of",
     "execution",
+    "harness_for",
     "make_context",
+    "make_harness",
     "run",
     "tools_context",
 ]
@@ -104,6 +127,60 @@ class Harness:
     def call(self, tool: str, args: dict[str, Any], run: ToolExecution | None) -> ToolResult:
         """Run one tool call synchronously."""
         return call(self.ctx, tool, args, run)
+
+
+def harness_for(
+    request: pytest.FixtureRequest, tmp_path: Path, **options: Any
+) -> Iterator[Harness]:
+    """A :class:`Harness` on the store named by ``request.param`` (see ``mounts.BACKENDS``).
+
+    Local disk and memory come from :func:`make_harness`; a cloud store's
+    mount from its emulator plugin's ``<name>_fs`` fixture. ``options`` go
+    to :class:`~fsseam.FileTools`.
+    """
+    kind = request.param
+    if kind in ("local", "memory"):
+        yield from make_harness(kind, tmp_path, **options)
+        return
+    mounted: FsspecFileSystem = request.getfixturevalue(f"{kind}_fs")
+    raw = mounted.fs
+    base = mounted.root.split("://", 1)[1].rstrip("/")
+    yield Harness(
+        make_context(mounted, **options),
+        lambda rel, data: raw.pipe_file(f"{base}/{rel}", data),
+        lambda rel: bytes(raw.cat_file(f"{base}/{rel}")),
+        mounted.root.rstrip("/"),
+    )
+
+
+def make_harness(
+    kind: str, tmp_path: Path, *, discovery: bool = False, **options: Any
+) -> Iterator[Harness]:
+    """Yield a :class:`Harness` on local disk (``"local"``) or the memory store (``"memory"``).
+
+    The local root is ``tmp_path``; the memory root is named after it and
+    removed afterwards. ``discovery=True`` adds the discovery tools.
+    """
+    if kind == "local":
+        ctx = make_context(open_fs(str(tmp_path)), **options)
+        if discovery:
+            ctx.plugin(DiscoveryTools())
+        yield Harness(
+            ctx, put_local(tmp_path), lambda rel: (tmp_path / rel).read_bytes(), str(tmp_path)
+        )
+        return
+    name = f"/tools-{tmp_path.name}"
+    mem = fsspec.filesystem("memory")
+    ctx = make_context(open_fs(f"memory://{name}"), **options)
+    if discovery:
+        ctx.plugin(DiscoveryTools())
+    yield Harness(
+        ctx,
+        lambda rel, data: mem.pipe_file(f"{name}/{rel}", data),
+        lambda rel: bytes(mem.cat_file(f"{name}/{rel}")),
+        f"memory://{name}",
+    )
+    mem.rm(name, recursive=True)
 
 
 class DelegatingFileSystem(FileSystem):

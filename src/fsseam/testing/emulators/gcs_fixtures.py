@@ -21,7 +21,7 @@ from fsseam.testing.emulators.proxied_fixtures import fixture_names, proxied_fix
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
 from fsseam.testing.faults import ProxyFaults
 
-__all__ = ["gcs_faults", "is_gcs_read", "is_gcs_write"]
+__all__ = ["gcs_faults", "is_gcs_read", "is_gcs_write", "quick_retries"]
 __all__.extend(fixture_names("gcs", "gcs_bucket"))
 
 
@@ -41,11 +41,11 @@ def is_gcs_read(rec: Recorded) -> bool:
     return rec.method == "GET" and "alt=media" in rec.query
 
 
-@pytest.fixture
-def gcs_faults(gcs_proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch) -> Iterator[ProxyFaults]:
-    """Faults on the proxy's wire; gcsfs retries at once instead of after 1-2 s (test-only).
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make gcsfs retry at once instead of after 1-2 s, for every mount (test-only).
 
-    gcsfs retries every status from 500 to 504 (503 here), and gives up on 507.
+    gcsfs offers no option for its backoff; it sleeps through its retry
+    module's ``asyncio`` name only, which ``monkeypatch`` restores after the test.
     """
     import gcsfs.retry
 
@@ -54,8 +54,16 @@ def gcs_faults(gcs_proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch) -> It
     async def no_wait(_seconds: float) -> None:
         await sleep(0)
 
-    # gcsfs.retry sleeps through its module's ``asyncio`` name only.
     monkeypatch.setattr(gcsfs.retry, "asyncio", types.SimpleNamespace(sleep=no_wait))
+
+
+@pytest.fixture
+def gcs_faults(gcs_proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch) -> Iterator[ProxyFaults]:
+    """Faults on the proxy's wire, with gcsfs's retries made quick (:func:`quick_retries`).
+
+    gcsfs retries every status from 500 to 504 (503 here), and gives up on 507.
+    """
+    quick_retries(monkeypatch)
     faults = ProxyFaults(
         gcs_proxy,
         is_write=is_gcs_write,

@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 from urllib.parse import urlsplit
 
+from fsseam.testing.emulators.journal import RequestJournal
+
 __all__ = ["Fault", "FaultAction", "Recorded", "RecordingProxy"]
 
 FaultAction = Literal["lose_response", "fail", "reset", "cut_body"]
@@ -56,21 +58,22 @@ class Fault:
     """For ``cut_body``: body bytes sent before the cut (``None``: half)."""
 
 
-class RecordingProxy:
-    """Threaded reverse proxy on 127.0.0.1 forwarding to ``upstream`` (``host:port``)."""
+class RecordingProxy(RequestJournal[Recorded, Fault]):
+    """Threaded reverse proxy on 127.0.0.1 forwarding to ``upstream`` (``host:port``).
+
+    Its :class:`~fsseam.testing.emulators.journal.RequestJournal` gives
+    ``seen``, ``reset``, ``clear_faults`` and ``inject``.
+    """
 
     def __init__(
         self, upstream_host: str, upstream_port: int, *, preserve_host: bool = False
     ) -> None:
+        super().__init__()
         self.upstream = (upstream_host, upstream_port)
         self.preserve_host = preserve_host
         """Forward the client's Host header (servers that build URLs from it
         then keep pointing clients at the proxy)."""
-        self._lock = threading.Lock()
         self._serial = threading.Lock()
-        self._requests: list[Recorded] = []
-        self._faults: list[Fault] = []
-        self._seen = 0
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,41 +107,7 @@ class RecordingProxy:
     @property
     def requests(self) -> list[Recorded]:
         """A copy of the requests seen since the last :meth:`reset`."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def seen(self) -> int:
-        """Requests received since the proxy started (never reset)."""
-        with self._lock:
-            return self._seen
-
-    def reset(self) -> None:
-        """Forget recorded requests and pending faults."""
-        with self._lock:
-            self._requests.clear()
-            self._faults.clear()
-
-    def clear_faults(self) -> None:
-        """Disarm every pending fault (the request log stays)."""
-        with self._lock:
-            self._faults.clear()
-
-    def inject(self, fault: Fault) -> Fault:
-        """Arm a fault; it disarms itself after ``fault.times`` hits."""
-        with self._lock:
-            self._faults.append(fault)
-        return fault
-
-    def _take_fault(self, rec: Recorded) -> Fault | None:
-        with self._lock:
-            self._requests.append(rec)
-            self._seen += 1
-            for fault in self._faults:
-                if fault.hits < fault.times and fault.match(rec):
-                    fault.hits += 1
-                    return fault
-        return None
+        return self._recorded()
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(handler.path)
@@ -146,7 +115,8 @@ class RecordingProxy:
         length = int(headers.get("content-length", "0") or 0)
         body = handler.rfile.read(length) if length else b""
         rec = Recorded(handler.command, parts.path, parts.query, headers)
-        fault = self._take_fault(rec)
+        self._record(rec)
+        fault = self._take_fault(lambda armed: armed.match(rec))
         if fault is not None and fault.action == "reset":
             _abort(handler)
             return

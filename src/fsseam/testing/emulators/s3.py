@@ -43,7 +43,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f'the S3 emulator needs moto in server mode: pip install "moto[server]" werkzeug ({exc})'
     ) from exc
 
-from fsseam.testing.faults import CountingRequestLog, StoreFaults
+from fsseam.testing.emulators.journal import RequestJournal
+from fsseam.testing.faults import Answer, Change, RequestLog, StoreFaults
 
 __all__ = [
     "Fault",
@@ -160,20 +161,19 @@ class _QuietHandler(MotoRequestHandler):
         return None
 
 
-class S3Emulator:
+class S3Emulator(RequestJournal[RecordedRequest, Fault]):
     """moto's S3 behind a serialising, recording, fault-injecting WSGI middleware.
 
     Start one per process with :func:`s3_emulator`; it serves until the
-    process exits (daemon thread) or :meth:`stop`.
+    process exits (daemon thread) or :meth:`stop`. Its
+    :class:`~fsseam.testing.emulators.journal.RequestJournal` gives ``seen``,
+    ``reset``, ``clear_faults`` and ``inject``.
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._app: WSGIApp = DomainDispatcherApplication(create_backend_app)
         self._store_lock = threading.Lock()
-        self._log_lock = threading.Lock()
-        self._requests: list[RecordedRequest] = []
-        self._faults: list[Fault] = []
-        self._seen = 0
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
         self._names = itertools.count()
@@ -250,36 +250,12 @@ class S3Emulator:
 
     def requests(self, bucket: str | None = None) -> list[RecordedRequest]:
         """The requests received so far (optionally only those for ``bucket``)."""
-        with self._log_lock:
-            out = list(self._requests)
+        out = self._recorded()
         if bucket is not None:
             out = [item for item in out if item.bucket == bucket]
         return out
 
-    @property
-    def seen(self) -> int:
-        """Requests recorded since the emulator started (never reset)."""
-        with self._log_lock:
-            return self._seen
-
-    def reset(self) -> None:
-        """Forget the recorded requests and every pending fault."""
-        with self._log_lock:
-            self._requests.clear()
-            self._faults.clear()
-
-    def clear_faults(self) -> None:
-        """Disarm every pending fault (the request log stays)."""
-        with self._log_lock:
-            self._faults.clear()
-
     # -- faults ------------------------------------------------------------------
-
-    def inject(self, fault: Fault) -> Fault:
-        """Arm ``fault``; returns it so a test can read ``hits`` afterwards."""
-        with self._log_lock:
-            self._faults.append(fault)
-        return fault
 
     def lose_response(
         self,
@@ -319,14 +295,6 @@ class S3Emulator:
         """Answer the next ``times`` matching requests with 503 SlowDown."""
         return self.fail("503 Slow Down", "SlowDown", times=times, method=method, key=key)
 
-    def _take_fault(self, method: str, key: str) -> Fault | None:
-        with self._log_lock:
-            for fault in self._faults:
-                if fault.matches(method, key):
-                    fault.hits += 1
-                    return fault
-        return None
-
     # -- WSGI ----------------------------------------------------------------------
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -342,12 +310,10 @@ class S3Emulator:
             name: str(environ[key]) for name, key in _RECORDED_HEADERS.items() if key in environ
         }
         key = path.lstrip("/").split("/", 1)[1] if "/" in path.lstrip("/") else ""
-        fault = self._take_fault(method, key)
+        fault = self._take_fault(lambda armed: armed.matches(method, key))
 
         def record(status: int) -> None:
-            with self._log_lock:
-                self._requests.append(RecordedRequest(method, path, query, headers_seen, status))
-                self._seen += 1
+            self._record(RecordedRequest(method, path, query, headers_seen, status))
 
         if fault is not None and fault.kind == "error":
             self._drain(environ)
@@ -423,6 +389,15 @@ class S3Emulator:
 _FINAL = ("501 Not Implemented", "NotImplemented")
 """The status and error code botocore gives up on at once (it retries a 500)."""
 
+_ANSWERS: dict[Answer, tuple[str, str, str]] = {
+    "retried": ("lose_response", "500 Internal Server Error", "InternalError"),
+    "unknown": ("lose_response", *_FINAL),
+    "refused": ("error", *_FINAL),
+}
+"""Each answer as a middleware fault: its kind, status line and S3 error code."""
+
+_METHODS: dict[Change, str] = {"write": "PUT", "delete": "DELETE"}
+
 
 class S3EmulatorFaults(StoreFaults):
     """:class:`~fsseam.testing.faults.StoreFaults` on the moto middleware, for one bucket.
@@ -434,32 +409,18 @@ class S3EmulatorFaults(StoreFaults):
     def __init__(self, server: S3Emulator) -> None:
         self.server = server
 
-    def lose_write_answer(self) -> Fault:
-        return self.server.lose_response(method="PUT")
-
-    def fail_after_landing(self) -> Fault:
-        return self.server.lose_response(method="PUT", status=_FINAL[0], code=_FINAL[1])
-
-    def fail_write(self) -> Fault:
-        return self.server.fail(*_FINAL, method="PUT")
+    def arm(self, change: Change, answer: Answer) -> Fault:
+        kind, status, code = _ANSWERS[answer]
+        return self.server.inject(Fault(kind, _METHODS[change], status=status, code=code))
 
     def cut_read(self, after_bytes: int) -> Fault:
         return self.server.reset_body(after_bytes=after_bytes)
-
-    def lose_delete_answer(self) -> Fault:
-        return self.server.lose_response(method="DELETE")
-
-    def fail_delete_after_landing(self) -> Fault:
-        return self.server.lose_response(method="DELETE", status=_FINAL[0], code=_FINAL[1])
-
-    def fail_delete(self) -> Fault:
-        return self.server.fail(*_FINAL, method="DELETE")
 
     def heal(self) -> None:
         self.server.clear_faults()
 
 
-class S3RequestLog(CountingRequestLog):
+class S3RequestLog(RequestLog):
     """:class:`~fsseam.testing.faults.RequestLog` of the requests the emulator received."""
 
 
