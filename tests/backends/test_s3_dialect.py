@@ -31,7 +31,7 @@ from fsseam.backends.dialects.s3 import (
     S3EndpointWarning,
     S3Reader,
     S3StoredWrite,
-    _answer,
+    _failure,
     _needs_proof,
 )
 from fsseam.seam import (
@@ -371,7 +371,7 @@ def _wrapped(cause: ClientError, exc: OSError) -> OSError:
 )
 def test_error_translation(raised: Exception, code: FsErrorCode) -> None:
     wording = Wording("S3", "the credentials", "AWS")
-    with pytest.raises(FsError) as caught, boundary("s3://b/k", wording, _answer):
+    with pytest.raises(FsError) as caught, boundary("s3://b/k", wording, _failure):
         raise raised
     assert caught.value.code is code
     assert "s3://b/k" in str(caught.value)
@@ -401,7 +401,7 @@ def test_error_translation(raised: Exception, code: FsErrorCode) -> None:
     ],
 )
 def test_guard_failures_are_recognised_from_the_cause(raised: Exception, kind: str) -> None:
-    assert _answer(raised).kind == kind
+    assert _failure(raised).kind == kind
 
 
 # -- attributes, versions, endpoints -----------------------------------------------------------

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import DIRECTORY, GuardRefused, ObjectState, RawEntry
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.backends.dialects.outcomes import Answer, Kind, Wording
+from fsseam.backends.dialects.outcomes import Failure, Kind, Wording
 from fsseam.seam import CreateIfAbsent, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = ["TOKEN_KEY", "AzureDialect"]
@@ -85,12 +85,12 @@ def _is_precondition_failure(exc: Exception) -> bool:
     return False
 
 
-def _answer(exc: Exception) -> Answer:
+def _failure(exc: Exception) -> Failure:
     """How azure-core / the transport said that a request failed."""
     if not isinstance(exc, HttpResponseError):
         # ServiceRequestError, ServiceResponseError...: no answer was read.
         unreachable = isinstance(exc, AzureError | OSError | TimeoutError)
-        return Answer("unreachable" if unreachable else "failed", messages.describe(exc))
+        return Failure("unreachable" if unreachable else "failed", messages.describe(exc))
     status, code = exc.status_code, _code(exc)
     cause = f"HTTP {status} {code}".rstrip()
     kind: Kind = "failed"
@@ -100,7 +100,7 @@ def _answer(exc: Exception) -> Answer:
         kind = "denied"
     elif _is_precondition_failure(exc):
         kind = "refused"
-    return Answer(kind, cause, status)
+    return Failure(kind, cause, status)
 
 
 def _attributes(props: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ class AzureDialect(ObjectStoreDialect):
             bucket="container",
         )
 
-    _answer = staticmethod(_answer)
+    _failure = staticmethod(_failure)
 
     def is_version(self, version: FsVersion) -> bool:
         return super().is_version(version) and '"' not in version  # an unquoted ETag

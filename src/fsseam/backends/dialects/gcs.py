@@ -47,7 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import TOKEN_KEY, GuardRefused, ObjectState, RawEntry
 from fsseam.backends.dialects.objects import Body, MemoryBody, ObjectStoreDialect, Opened
-from fsseam.backends.dialects.outcomes import Answer, Wording
+from fsseam.backends.dialects.outcomes import Failure, Wording
 from fsseam.seam import (
     CreateIfAbsent,
     FsInfo,
@@ -92,26 +92,26 @@ def _status_code(exc: BaseException) -> int | None:
         return None
 
 
-def _answer(exc: Exception) -> Answer:
+def _failure(exc: Exception) -> Failure:
     """How gcsfs / aiohttp / google-auth said that a request failed."""
     if isinstance(exc, FileNotFoundError):  # gcsfs: HTTP 404
-        return Answer("missing", messages.describe(exc), 404)
+        return Failure("missing", messages.describe(exc), 404)
     if isinstance(exc, FileExistsError):  # gcsfs: HTTP 412, whatever the precondition
-        return Answer("refused", "HTTP 412: a generation precondition", 412)
+        return Failure("refused", "HTTP 412: a generation precondition", 412)
     if isinstance(exc, GoogleAuthError):
-        return Answer("denied", messages.describe(exc))
+        return Failure("denied", messages.describe(exc))
     if isinstance(exc, HttpError):
         code = _status_code(exc)
         if code in (401, 403):
-            return Answer("denied", f"HTTP {code}", code)
-        return Answer("failed", f"HTTP {code}: {exc.message}", code)
+            return Failure("denied", f"HTTP {code}", code)
+        return Failure("failed", f"HTTP {code}: {exc.message}", code)
     if isinstance(exc, aiohttp.ClientError | ChecksumError | TimeoutError):
-        return Answer("unreachable", messages.describe(exc))
+        return Failure("unreachable", messages.describe(exc))
     # gcsfs raises OSError("Forbidden: ...") for a 403 and ValueError("Bad
     # Request: ...") for a 400 whose message says "invalid".
     if str(exc).startswith("Forbidden"):
-        return Answer("denied", "HTTP 403", 403)
-    return Answer("failed", messages.describe(exc), 400 if isinstance(exc, ValueError) else None)
+        return Failure("denied", "HTTP 403", 403)
+    return Failure("failed", messages.describe(exc), 400 if isinstance(exc, ValueError) else None)
 
 
 @retry_request(retries=_RETRIES)  # type: ignore[untyped-decorator]
@@ -187,7 +187,7 @@ class GCSDialect(ObjectStoreDialect):
             self._endpoint(),
         )
 
-    _answer = staticmethod(_answer)
+    _failure = staticmethod(_failure)
 
     def is_version(self, version: FsVersion) -> bool:
         return version.isdigit() and version != "0"  # a generation

@@ -37,7 +37,7 @@ from fsseam.backends.dialects.base import (
     RawReader,
 )
 from fsseam.backends.dialects.messages import check_size, not_a_directory, not_a_file, not_found
-from fsseam.backends.dialects.outcomes import Answer, Wording, boundary
+from fsseam.backends.dialects.outcomes import Failure, Wording, boundary
 from fsseam.seam import FsError, FsErrorCode, FsInfo, FsNotFound, FsWriteIntent, ReplaceIfVersion
 
 __all__ = [
@@ -286,7 +286,7 @@ class ObjectStoreDialect(GuardedDialect):
 
     @staticmethod
     @abstractmethod
-    def _answer(exc: Exception) -> Answer:
+    def _failure(exc: Exception) -> Failure:
         """How the store's SDK said that a request failed (its reading of ``exc``)."""
 
     def _errors(
@@ -297,7 +297,7 @@ class ObjectStoreDialect(GuardedDialect):
         ``guarded``: a conditional write or delete; ``pinned``: it names a version.
         """
         wording = replace(self.wording(), action=action) if action else self.wording()
-        return boundary(self.url(path), wording, self._answer, guarded=guarded, pinned=pinned)
+        return boundary(self.url(path), wording, self._failure, guarded=guarded, pinned=pinned)
 
     def _stored(self, path: str, state: ObjectState) -> None:
         # The next replace may start from the content cache, with no GET: keep

@@ -1,7 +1,7 @@
 """How one store request failed, read once per SDK and mapped once for every store.
 
 A cloud dialect's error boundary (:func:`boundary`) reads its SDK's exception
-into an :class:`Answer` (what kind of failure, the cause, the HTTP status);
+into a :class:`Failure` (what kind of failure, the cause, the HTTP status);
 :func:`translate` turns that into what the caller sees, the same way for S3,
 GCS and Azure:
 
@@ -25,7 +25,7 @@ from fsseam.backends.dialects import messages
 from fsseam.seam import FsError
 
 __all__ = [
-    "Answer",
+    "Failure",
     "GuardRefused",
     "Outcome",
     "OutcomeUnknown",
@@ -79,7 +79,7 @@ Kind = Literal["refused", "conflict", "missing", "no_bucket", "denied", "unreach
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class Failure:
     """What a failed store request said, as a dialect reads it from its SDK's exception."""
 
     kind: Kind
@@ -109,26 +109,28 @@ class Wording:
 
 
 def translate(
-    url: str, wording: Wording, answer: Answer, *, guarded: bool, pinned: bool = False
+    url: str, wording: Wording, failure: Failure, *, guarded: bool, pinned: bool = False
 ) -> BaseException:
     """The one mapping from a failed request on ``url`` to the exception to raise."""
     store = f"{wording.store} {wording.action}".rstrip()
     if guarded and (
-        answer.kind in ("refused", "conflict") or (pinned and answer.kind == "missing")
+        failure.kind in ("refused", "conflict") or (pinned and failure.kind == "missing")
     ):
-        return GuardRefused(answer.cause, status=answer.status, retryable=answer.kind == "conflict")
-    if answer.kind == "no_bucket":
+        return GuardRefused(
+            failure.cause, status=failure.status, retryable=failure.kind == "conflict"
+        )
+    if failure.kind == "no_bucket":
         return messages.missing_bucket(url, wording.bucket)
-    if answer.kind == "missing":
+    if failure.kind == "missing":
         return messages.not_found(url)
-    if answer.kind == "denied":
-        return messages.denied(url, store, answer.cause, wording.credentials)
-    if answer.kind == "unreachable":
+    if failure.kind == "denied":
+        return messages.denied(url, store, failure.cause, wording.credentials)
+    if failure.kind == "unreachable":
         where = f"{wording.store} at {wording.endpoint}"
-        error = messages.unreachable(url, where, answer.cause, "the network and the endpoint")
+        error = messages.unreachable(url, where, failure.cause, "the network and the endpoint")
     else:
-        error = messages.failed(url, store, answer.cause)
-    status = answer.status
+        error = messages.failed(url, store, failure.cause)
+    status = failure.status
     if guarded and (status is None or status >= 500 or status in (408, 429)):
         return OutcomeUnknown(error, status=status)  # the request may have been applied
     return error
@@ -138,7 +140,7 @@ def translate(
 def boundary(
     url: str,
     wording: Wording,
-    read: Callable[[Exception], Answer],
+    read: Callable[[Exception], Failure],
     *,
     guarded: bool = False,
     pinned: bool = False,

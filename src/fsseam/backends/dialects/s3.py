@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from fsseam.backends.dialects import base, messages
 from fsseam.backends.dialects.base import TOKEN_KEY, ObjectState, Quirk, RawEntry, StoredWrite
 from fsseam.backends.dialects.objects import Body, ObjectStoreDialect, Opened, PinnedReader
-from fsseam.backends.dialects.outcomes import Answer, GuardRefused, Kind, OutcomeUnknown, Wording
+from fsseam.backends.dialects.outcomes import Failure, GuardRefused, Kind, OutcomeUnknown, Wording
 from fsseam.seam import CreateIfAbsent, FsError, FsInfo, FsVersion, FsWriteIntent, ReplaceIfVersion
 
 __all__ = [
@@ -143,7 +143,7 @@ def _retried(exc: BaseException) -> bool:
     return int(metadata.get("RetryAttempts") or 0) > 0
 
 
-def _answer(exc: Exception) -> Answer:
+def _failure(exc: Exception) -> Failure:
     """How botocore / s3fs said that a request failed."""
     response = _response(exc)
     if response is None:
@@ -154,7 +154,7 @@ def _answer(exc: Exception) -> Answer:
             kind = "denied"
         elif isinstance(exc, EndpointConnectionError | ConnectionError | TimeoutError):
             kind = "unreachable"
-        return Answer(kind, messages.describe(exc))
+        return Failure(kind, messages.describe(exc))
     error = response.get("Error", {})
     code, message = str(error.get("Code", "")), str(error.get("Message", ""))
     status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
@@ -163,7 +163,7 @@ def _answer(exc: Exception) -> Answer:
         found = "refused"
     elif found is None and status == 409 and code in ("", "409"):
         found = "conflict"  # other 409s (BucketNotEmpty...) are no preconditions
-    return Answer(found or "failed", f"{code} ({status}): {message}", status or None)
+    return Failure(found or "failed", f"{code} ({status}): {message}", status or None)
 
 
 # -- endpoint warning ---------------------------------------------------------
@@ -265,7 +265,7 @@ class S3Dialect(ObjectStoreDialect):
     def wording(self) -> Wording:
         return self._wording
 
-    _answer = staticmethod(_answer)
+    _failure = staticmethod(_failure)
 
     async def _request(self, action: str, path: str, method: str, **kwargs: Any) -> Any:
         with self._errors(path, action):
