@@ -19,7 +19,7 @@ from fsseam.seam import (
     FsWriteOutcome,
 )
 from fsseam.testing.faults import RequestLog
-from fsseam.testing.fixtures import FsspecRawStore, RawStore
+from fsseam.testing.fixtures import FsspecRawStore, RawStore, SymlinkMaker
 
 T = TypeVar("T")
 
@@ -68,6 +68,13 @@ async def version(fs: FileSystem, path: str) -> FsVersion:
 async def names(fs: FileSystem, path: str = ".") -> list[str]:
     """Names ``list_dir`` reports for ``path``."""
     return [entry.name for entry in await fs.list_dir(await fs.resolve(path))]
+
+
+async def linked_tree(fs: FileSystem, make_symlink: SymlinkMaker) -> None:
+    """``dir/real.txt``, with ``link.txt`` pointing at it and ``alias`` pointing at ``dir``."""
+    await write(fs, "dir/real.txt", "real\n")
+    make_symlink("link.txt", "dir/real.txt")
+    make_symlink("alias", "dir")
 
 
 def given(value: T | None, missing: str) -> T:

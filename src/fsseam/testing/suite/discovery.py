@@ -9,7 +9,7 @@ import pytest
 from fsseam.seam import FileSystem, FsEditRequest, FsError, FsWalkEntry, ReplaceIfVersion
 from fsseam.testing._support import E, async_test, expect_error, run
 from fsseam.testing.fixtures import RawStore, SymlinkMaker
-from fsseam.testing.suite._helpers import names, write
+from fsseam.testing.suite._helpers import linked_tree, names, write
 
 __all__ = ["DiscoverySuite"]
 
@@ -102,15 +102,17 @@ class DiscoverySuite:
                 assert await fs.read_text(entry.target) == contents[f"src/{entry.path}"]
                 assert entry.size in (None, len(contents[f"src/{entry.path}"].encode()))
 
+    @pytest.mark.parametrize(
+        ("path", "code"),
+        [("missing", E.FS_NOT_FOUND), ("a.txt", E.FS_NOT_DIRECTORY)],
+        ids=["missing_directory_is_not_found", "on_a_file_is_not_directory"],
+    )
     @async_test
-    async def test_walk_missing_directory_is_not_found(self, fs: FileSystem) -> None:
-        await write(fs, "present.txt", "x")
-        await expect_error(E.FS_NOT_FOUND, walked(fs, "missing"))
-
-    @async_test
-    async def test_walk_on_a_file_is_not_directory(self, fs: FileSystem) -> None:
+    async def test_walk_of_what_is_not_a_directory_fails(
+        self, fs: FileSystem, path: str, code: E
+    ) -> None:
         await write(fs, "a.txt", "x")
-        await expect_error(E.FS_NOT_DIRECTORY, walked(fs, "a.txt"))
+        await expect_error(code, walked(fs, path))
 
     @async_test
     async def test_walk_leaves_out_every_path_resolve_refuses(
@@ -146,10 +148,8 @@ class DiscoverySuite:
     async def test_walk_reports_symlinks_without_entering_them(
         self, fs: FileSystem, make_symlink: SymlinkMaker
     ) -> None:
-        await write(fs, "real/file.txt", "x")
-        make_symlink("alias", "real")
-        make_symlink("link.txt", "real/file.txt")
-        assert await walked_paths(fs) == ["alias", "link.txt", "real/", "real/file.txt"]
+        await linked_tree(fs, make_symlink)
+        assert await walked_paths(fs) == ["alias", "dir/", "dir/real.txt", "link.txt"]
         types = {e.path: e.type for e in await walked(fs)}
         assert types["alias"] == types["link.txt"] == "symlink"
 

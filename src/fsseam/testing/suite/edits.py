@@ -14,6 +14,14 @@ from fsseam.testing.suite._helpers import read, version, write, written
 
 __all__ = ["BYTES_KEPT", "EditSuite", "missing_file_contract", "too_large_result_contract"]
 
+SIZE_LIMITED: dict[str, tuple[str, FsEditRequest, str | None]] = {
+    # case: (file text, edit, text after it; None: refused, FS_TOO_LARGE), max_edit_bytes=100
+    "at_exactly_max_edit_bytes_succeeds": ("x" * 99 + "!", FsEditRequest("!", "?"), "x" * 99 + "?"),
+    # The file's size counts, though the edit would bring it under the limit.
+    "over_max_edit_bytes_is_too_large": ("x" * 100 + "\n", FsEditRequest("\n", ""), None),
+}
+"""Edits of files at and over the size limit of a mount."""
+
 BYTES_KEPT: dict[str, tuple[bytes, FsEditRequest, bytes]] = {
     # case: (stored bytes, the edit, stored bytes after it)
     "crlf_kept": (b"one\r\ntwo\r\nthree\r\n", FsEditRequest("two", "2"), b"one\r\n2\r\nthree\r\n"),
@@ -169,16 +177,21 @@ class EditSuite:
         request = FsEditRequest("x", "y")
         run(missing_file_contract(fs, lambda target, seen: fs.edit_text(target, request, seen)))
 
+    @pytest.mark.parametrize("case", list(SIZE_LIMITED))
     @async_test
-    async def test_edit_file_over_max_edit_bytes_is_too_large(
-        self, fs: FileSystem, reopen_fs: FileSystemOpener
+    async def test_edit_of_a_file_is_judged_by_its_size_against_max_edit_bytes(
+        self, fs: FileSystem, reopen_fs: FileSystemOpener, case: str
     ) -> None:
+        stored, request, expected = SIZE_LIMITED[case]
         small = reopen_fs(max_edit_bytes=100)
-        await write(fs, "a.txt", "x" * 100 + "\n")
+        await write(fs, "a.txt", stored)
         before = await version(fs, "a.txt")
         target = await small.resolve("a.txt")
-        await expect_error(E.FS_TOO_LARGE, small.edit_text(target, FsEditRequest("\n", "")))
-        assert await version(fs, "a.txt") == before
+        if expected is None:
+            await expect_error(E.FS_TOO_LARGE, small.edit_text(target, request))
+            assert await version(fs, "a.txt") == before
+        else:
+            assert (await small.edit_text(target, request)).after == expected
 
     def test_edit_result_over_max_edit_bytes_is_too_large(
         self, fs: FileSystem, reopen_fs: FileSystemOpener
@@ -186,16 +199,6 @@ class EditSuite:
         small = reopen_fs(max_edit_bytes=100)
         grow = FsEditRequest("!", "y" * 20)
         run(too_large_result_contract(fs, small, lambda target: small.edit_text(target, grow)))
-
-    @async_test
-    async def test_edit_at_exactly_max_edit_bytes_succeeds(
-        self, fs: FileSystem, reopen_fs: FileSystemOpener
-    ) -> None:
-        small = reopen_fs(max_edit_bytes=100)
-        await write(fs, "a.txt", "x" * 99 + "!")
-        target = await small.resolve("a.txt")
-        outcome = await small.edit_text(target, FsEditRequest("!", "?"))
-        assert outcome.after == "x" * 99 + "?"
 
     @pytest.mark.parametrize("case", list(BYTES_KEPT))
     def test_edit_keeps_line_endings_and_bom(

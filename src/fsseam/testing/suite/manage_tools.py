@@ -210,7 +210,7 @@ class ManageToolSuite:
 
     @async_test
     async def test_read_only_mount_refuses_delete_and_move(
-        self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
+        self, fs_read_only: FileSystem, raw: RawStore
     ) -> None:
         ctx = _context(fs_read_only, raw, {"a.txt": b"keep\n"})
         alice = await _read_by(ctx, "a.txt")

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-from fsseam.seam import FileSystem
+import pytest
+
+from fsseam.seam import FileSystem, FsErrorCode
 from fsseam.testing._support import BOM, MIXED_TEXT, E, async_test, expect_error
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import RawStore
 from fsseam.testing.suite._helpers import read, version, write, written
 
 __all__ = ["ReadSuite", "StreamSuite"]
+
+UNREADABLE: dict[str, tuple[dict[str, bytes], str, FsErrorCode]] = {
+    # case: (bytes stored first, the path read, the code the read fails with)
+    "nul_byte_is_not_text": ({"bin.dat": b"abc\x00def"}, "bin.dat", E.FS_NOT_TEXT),
+    "latin1_is_not_text": ({"latin1.txt": "café".encode("latin-1")}, "latin1.txt", E.FS_NOT_TEXT),
+    "cut_utf8_is_not_text": ({"cut.txt": "ab€".encode()[:-1]}, "cut.txt", E.FS_NOT_TEXT),
+    "directory_is_not_regular_file": ({"dir/a.txt": b"x"}, "dir", E.FS_NOT_REGULAR_FILE),
+    "missing_is_not_found": ({}, "missing.txt", E.FS_NOT_FOUND),
+    "missing_below_a_missing_directory_is_not_found": ({}, "missing/deeper.txt", E.FS_NOT_FOUND),
+}
+"""What ``read_text`` and ``stream_text`` refuse, and how."""
 
 
 class ReadSuite:
@@ -36,32 +49,28 @@ class ReadSuite:
         raw.write_bytes("crlf.txt", b"a\r\nb\nc\r\n")
         assert await read(fs, "crlf.txt") == "a\r\nb\nc\r\n"
 
+    @pytest.mark.parametrize("case", list(UNREADABLE))
+    @pytest.mark.parametrize("reader", ["read_text", "stream_text"])
     @async_test
-    async def test_read_text_nul_byte_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("bin.dat", b"abc\x00def")
-        await expect_error(E.FS_NOT_TEXT, read(fs, "bin.dat"))
-
-    @async_test
-    async def test_read_text_invalid_utf8_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("latin1.txt", "café".encode("latin-1"))
-        raw.write_bytes("cut.txt", "ab€".encode()[:-1])
-        await expect_error(E.FS_NOT_TEXT, read(fs, "latin1.txt"))
-        await expect_error(E.FS_NOT_TEXT, read(fs, "cut.txt"))
-
-    @async_test
-    async def test_read_text_directory_is_not_regular_file(self, fs: FileSystem) -> None:
-        await write(fs, "dir/a.txt", "x")
-        await expect_error(E.FS_NOT_REGULAR_FILE, read(fs, "dir"))
-
-    @async_test
-    async def test_read_text_missing_is_not_found(self, fs: FileSystem) -> None:
-        error = await expect_error(E.FS_NOT_FOUND, read(fs, "missing.txt"))
-        assert isinstance(error, FileNotFoundError)
-        await expect_error(E.FS_NOT_FOUND, read(fs, "missing/deeper.txt"))
+    async def test_read_text_and_stream_text_refuse_what_is_not_a_text_file(
+        self, fs: FileSystem, raw: RawStore, reader: str, case: str
+    ) -> None:
+        """Both readers, for :class:`StreamSuite` too: one table of what is not text."""
+        stored, path, code = UNREADABLE[case]
+        for stored_path, data in stored.items():
+            raw.write_bytes(stored_path, data)
+        target = await fs.resolve(path)
+        call = fs.read_text(target) if reader == "read_text" else read_versioned(fs, target)
+        error = await expect_error(code, call)
+        assert code is not E.FS_NOT_FOUND or isinstance(error, FileNotFoundError)
 
 
 class StreamSuite:
-    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks."""
+    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks.
+
+    What it refuses (not text, a directory, a missing file) is pinned with
+    ``read_text`` in :class:`ReadSuite`, from one table.
+    """
 
     @async_test
     async def test_stream_info_version_equals_stat_version(self, fs: FileSystem) -> None:
@@ -100,19 +109,3 @@ class StreamSuite:
         raw.write_bytes("bom.txt", BOM + b"abc")
         text, _ = await read_versioned(fs, await fs.resolve("bom.txt"))
         assert text == "abc"
-
-    @async_test
-    async def test_stream_missing_is_not_found(self, fs: FileSystem) -> None:
-        await expect_error(E.FS_NOT_FOUND, read_versioned(fs, await fs.resolve("nope.txt")))
-
-    @async_test
-    async def test_stream_directory_is_not_regular_file(self, fs: FileSystem) -> None:
-        await write(fs, "dir/a.txt", "x")
-        await expect_error(E.FS_NOT_REGULAR_FILE, read_versioned(fs, await fs.resolve("dir")))
-
-    @async_test
-    async def test_stream_binary_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("bin.dat", b"abc\x00def")
-        raw.write_bytes("latin1.txt", "café".encode("latin-1"))
-        for path in ("bin.dat", "latin1.txt"):
-            await expect_error(E.FS_NOT_TEXT, read_versioned(fs, await fs.resolve(path)))

@@ -9,7 +9,7 @@ import pytest
 from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, FsPathInfo, ReplaceIfVersion
 from fsseam.testing._support import E, async_test, expect_error
 from fsseam.testing.fixtures import RawStore, SymlinkMaker
-from fsseam.testing.suite._helpers import lstat_of, read, stat_of, version, write
+from fsseam.testing.suite._helpers import linked_tree, lstat_of, read, stat_of, version, write
 
 __all__ = ["SymlinkSuite"]
 
@@ -31,9 +31,7 @@ class SymlinkSuite:
     async def test_symlink_inside_root_shares_target_key(
         self, fs: FileSystem, make_symlink: SymlinkMaker
     ) -> None:
-        await write(fs, "dir/real.txt", "real\n")
-        make_symlink("link.txt", "dir/real.txt")
-        make_symlink("alias", "dir")
+        await linked_tree(fs, make_symlink)
         key = (await fs.resolve("dir/real.txt")).target_key
         assert (await fs.resolve("link.txt")).target_key == key
         assert (await fs.resolve("alias/real.txt")).target_key == key
