@@ -80,21 +80,23 @@ def refusing() -> Iterator[RefusesEveryReplace]:
 
 
 COUNTER_TESTS = [
-    # (test, concurrent writers)
-    ("test_tasks_guarded_edit_increments_are_exact", 8),
-    ("test_tasks_guarded_write_increments_are_exact", 8),
-    ("test_threads_with_own_loops_sharing_one_filesystem_are_exact", 8),
+    # (test, its parameters, concurrent writers)
+    ("test_tasks_guarded_increments_are_exact", {"via": "edit"}, 8),
+    ("test_tasks_guarded_increments_are_exact", {"via": "write"}, 8),
+    ("test_threads_with_own_loops_sharing_one_filesystem_are_exact", {}, 8),
 ]
 
 
-@pytest.mark.parametrize(("name", "writers"), COUNTER_TESTS)
+@pytest.mark.parametrize(
+    ("name", "params", "writers"), COUNTER_TESTS, ids=["tasks-edit", "tasks-write", "threads"]
+)
 def test_counter_tests_fail_fast_on_a_store_that_refuses_every_replace(
-    refusing: RefusesEveryReplace, name: str, writers: int
+    refusing: RefusesEveryReplace, name: str, params: dict[str, str], writers: int
 ) -> None:
     test = getattr(ConcurrencySuite(), name)
     started = time.monotonic()
     with pytest.raises(CounterStalled) as stalled:
-        test(refusing)
+        test(refusing, **params)
     elapsed = time.monotonic() - started
     assert isinstance(stalled.value, AssertionError)  # pytest reports a failure, not an error
     message = str(stalled.value)

@@ -1,9 +1,14 @@
-"""Small helpers the suite's tests share: running coroutines, expecting codes, workers."""
+"""Small helpers the suite's tests share: running coroutines, expecting codes, workers.
+
+The one-call shorthands over a ``FileSystem`` (``write``, ``read``...) are in
+:mod:`fsseam.testing.suite._helpers`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import json
 import queue
 import subprocess
@@ -14,7 +19,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import IO, Any, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar
 
 import pytest
 
@@ -22,17 +27,13 @@ from fsseam.seam import (
     FileSystem,
     FsError,
     FsErrorCode,
-    FsInfo,
-    FsPathInfo,
     FsTarget,
-    FsVersion,
-    FsWriteIntent,
-    FsWriteOutcome,
 )
 from fsseam.testing._worker import encode_payload, increment
 from fsseam.testing.fixtures import FsSpec
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 E = FsErrorCode
 """Short alias the suite's modules use for error codes."""
@@ -47,6 +48,22 @@ MIXED_TEXT = "ascii é ß € 世界 🎉 \u0301\n"
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Drive one test body on a fresh event loop (no loop is ever assumed)."""
     return asyncio.run(coro)
+
+
+def async_test(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """An ``async def`` test as the plain synchronous test pytest collects.
+
+    The wrapper runs the whole test, arrange to last assert, on one fresh loop
+    with :func:`run`, so a backend's test run needs no async plugin
+    (pytest-asyncio, anyio) and the suite never assumes which loop a store's
+    client lives on. Fixtures and marks work as on the ``async def``.
+    """
+
+    @functools.wraps(test)
+    def sync_test(*args: P.args, **kwargs: P.kwargs) -> None:
+        run(test(*args, **kwargs))
+
+    return sync_test
 
 
 async def expect_error(code: FsErrorCode, call: Awaitable[Any]) -> FsError:
@@ -67,52 +84,6 @@ async def result_or_error(call: Awaitable[T]) -> T | FsError:
         return await call
     except FsError as exc:
         return exc
-
-
-async def write(
-    fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
-) -> FsWriteOutcome:
-    """Resolve ``path`` and write ``content`` to it."""
-    return await fs.write_text(await fs.resolve(path), content, expected)
-
-
-async def written(
-    fs: FileSystem, path: str, content: str, expected: FsWriteIntent | None = None
-) -> tuple[FsTarget, FsWriteOutcome]:
-    """Write ``content`` to ``path``, then resolve it: the target and the write's outcome."""
-    outcome = await write(fs, path, content, expected)
-    return await fs.resolve(path), outcome
-
-
-async def stat_of(fs: FileSystem, target: FsTarget) -> FsInfo:
-    """``fs.stat(target)`` of a file that must exist."""
-    info = await fs.stat(target)
-    assert info is not None, f"{target.display_path} does not exist"
-    return info
-
-
-async def lstat_of(fs: FileSystem, path: str, *, cwd: str | None = None) -> FsPathInfo:
-    """``fs.lstat(path)`` of a path that must exist."""
-    info = await fs.lstat(path, cwd=cwd)
-    assert info is not None, f"{path} does not exist"
-    return info
-
-
-async def read(fs: FileSystem, path: str) -> str:
-    """Resolve ``path`` and read its text."""
-    return await fs.read_text(await fs.resolve(path))
-
-
-async def version(fs: FileSystem, path: str) -> FsVersion:
-    """The current version of the file at ``path`` (which must exist)."""
-    info = await fs.stat(await fs.resolve(path))
-    assert info is not None, f"{path} should exist"
-    return info.version
-
-
-async def names(fs: FileSystem, path: str = ".") -> list[str]:
-    """Names ``list_dir`` reports for ``path``."""
-    return [entry.name for entry in await fs.list_dir(await fs.resolve(path))]
 
 
 def absolute_spelling(display_path: str) -> str:

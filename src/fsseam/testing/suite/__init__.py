@@ -14,8 +14,10 @@ clean rebases), and delete and move. Each concern is a class of its own
 part. No class here is named ``Test*``, so pytest collects them only through a
 backend's subclass.
 
-Tests are plain synchronous functions; each drives its coroutines with one
-``asyncio.run`` and never assumes which loop a store's client lives on.
+Tests are plain synchronous functions to pytest: most are written ``async
+def`` under :func:`~fsseam.testing._support.async_test`, which drives each
+with one ``asyncio.run``, so no async plugin is needed and no test assumes
+which loop a store's client lives on.
 """
 
 from fsseam.testing.suite.concurrency import ConcurrencySuite, CrossProcessSuite

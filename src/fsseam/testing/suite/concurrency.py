@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
@@ -14,46 +15,54 @@ from fsseam.seam import (
     FsEditRequest,
     FsError,
     FsErrorCode,
+    FsWriteIntent,
     ReplaceIfVersion,
 )
 from fsseam.testing._support import (
     E,
+    async_test,
     expect_error,
     in_threads,
     increment_many_tasks,
-    read,
+    result_or_error,
     run,
     run_workers,
-    version,
-    write,
-    written,
 )
 from fsseam.testing._worker import counter_value
 from fsseam.testing.fixtures import FsSpec, RawStore
+from fsseam.testing.suite._helpers import read, version, write, written
 
 __all__ = ["ConcurrencySuite", "CrossProcessSuite"]
+
+
+def _at_once(
+    fs: FileSystem, path: str, write_of: Callable[[int], tuple[str, FsWriteIntent]]
+) -> list[FsErrorCode | None]:
+    """Four threads released together, each writing ``path``: the code each got (``None``: won).
+
+    Thread ``i`` writes the content and guard ``write_of(i)`` gives.
+    """
+    barrier = threading.Barrier(4)
+
+    async def attempt(i: int) -> FsErrorCode | None:
+        target = await fs.resolve(path)
+        content, guard = write_of(i)
+        barrier.wait()
+        error = await result_or_error(fs.write_text(target, content, guard))
+        return error.code if isinstance(error, FsError) else None
+
+    return in_threads(4, lambda i: asyncio.run(attempt(i)))
 
 
 class ConcurrencySuite:
     """One ``FileSystem`` shared by tasks and threads: guards lose no update (every store)."""
 
-    def test_tasks_guarded_edit_increments_are_exact(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "counter.txt", "count=0\n")
-            target = await fs.resolve("counter.txt")
-            await increment_many_tasks(fs, target, tasks=8, times=3, via="edit")
-            assert counter_value(await fs.read_text(target)) == 24
-
-        run(body())
-
-    def test_tasks_guarded_write_increments_are_exact(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "counter.txt", "count=0\n")
-            target = await fs.resolve("counter.txt")
-            await increment_many_tasks(fs, target, tasks=8, times=3, via="write")
-            assert counter_value(await fs.read_text(target)) == 24
-
-        run(body())
+    @pytest.mark.parametrize("via", ["edit", "write"])
+    @async_test
+    async def test_tasks_guarded_increments_are_exact(self, fs: FileSystem, via: str) -> None:
+        target, _ = await written(fs, "counter.txt", "count=0\n")
+        await increment_many_tasks(fs, target, tasks=8, times=3, via=via)
+        assert counter_value(await fs.read_text(target)) == 24
 
     def test_threads_with_own_loops_sharing_one_filesystem_are_exact(self, fs: FileSystem) -> None:
         run(write(fs, "counter.txt", "count=0\n"))
@@ -66,84 +75,48 @@ class ConcurrencySuite:
         in_threads(4, work)
         assert counter_value(run(fs.read_text(target))) == 24
 
-    def test_two_writers_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            for content in ("same\n", None):
-                base = await write(fs, "a.txt", "base\n")
-                guard = ReplaceIfVersion(base.version)
-                first = await write(fs, "a.txt", content or "first\n", guard)
-                await expect_error(
-                    E.FS_STALE_VERSION, write(fs, "a.txt", content or "second\n", guard)
-                )
-                assert await version(fs, "a.txt") == first.version
-                assert await read(fs, "a.txt") == (content or "first\n")
+    @async_test
+    async def test_two_writers_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
+        for content in ("same\n", None):
+            base = await write(fs, "a.txt", "base\n")
+            guard = ReplaceIfVersion(base.version)
+            first = await write(fs, "a.txt", content or "first\n", guard)
+            await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", content or "second\n", guard))
+            assert await version(fs, "a.txt") == first.version
+            assert await read(fs, "a.txt") == (content or "first\n")
 
-        run(body())
-
-    def test_two_edits_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            target, base = await written(fs, "a.txt", "value=1\n")
-            await fs.edit_text(target, FsEditRequest("value=1", "value=2"), base.version)
-            await expect_error(
-                E.FS_STALE_VERSION,
-                fs.edit_text(target, FsEditRequest("value", "VALUE"), base.version),
-            )
-            assert await read(fs, "a.txt") == "value=2\n"
-
-        run(body())
+    @async_test
+    async def test_two_edits_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
+        target, base = await written(fs, "a.txt", "value=1\n")
+        await fs.edit_text(target, FsEditRequest("value=1", "value=2"), base.version)
+        await expect_error(
+            E.FS_STALE_VERSION,
+            fs.edit_text(target, FsEditRequest("value", "VALUE"), base.version),
+        )
+        assert await read(fs, "a.txt") == "value=2\n"
 
     def test_concurrent_writers_from_one_version_exactly_one_wins(self, fs: FileSystem) -> None:
         base = run(write(fs, "a.txt", "base\n"))
-        barrier = threading.Barrier(4)
-
-        def attempt(i: int) -> FsErrorCode | None:
-            # Identical bytes on purpose: success must never be decided by content.
-            async def body() -> FsErrorCode | None:
-                target = await fs.resolve("a.txt")
-                barrier.wait()
-                try:
-                    await fs.write_text(target, "same\n", ReplaceIfVersion(base.version))
-                except FsError as exc:
-                    return exc.code
-                return None
-
-            return asyncio.run(body())
-
-        codes = in_threads(4, attempt)
+        # Identical bytes on purpose: success must never be decided by content.
+        codes = _at_once(fs, "a.txt", lambda _: ("same\n", ReplaceIfVersion(base.version)))
         assert Counter(codes) == {None: 1, E.FS_STALE_VERSION: 3}, codes
 
     def test_concurrent_create_if_absent_exactly_one_wins(self, fs: FileSystem) -> None:
-        barrier = threading.Barrier(4)
-
-        def attempt(i: int) -> FsErrorCode | None:
-            async def body() -> FsErrorCode | None:
-                target = await fs.resolve("new/a.txt")
-                barrier.wait()
-                try:
-                    await fs.write_text(target, f"writer {i}\n", CreateIfAbsent())
-                except FsError as exc:
-                    return exc.code
-                return None
-
-            return asyncio.run(body())
-
-        codes = in_threads(4, attempt)
+        codes = _at_once(fs, "new/a.txt", lambda i: (f"writer {i}\n", CreateIfAbsent()))
         assert Counter(codes) == {None: 1, E.FS_NOT_OBSERVED: 3}, codes
         assert run(read(fs, "new/a.txt")) == f"writer {codes.index(None)}\n"
 
-    def test_identical_creates_race_one_winner(self, fs: FileSystem) -> None:
+    @async_test
+    async def test_identical_creates_race_one_winner(self, fs: FileSystem) -> None:
         # The same bytes from every writer: a loser must not pass for the winner.
-        async def body() -> None:
-            target = await fs.resolve("a.txt")
-            results = await asyncio.gather(
-                *(fs.write_text(target, "same\n", CreateIfAbsent()) for _ in range(3)),
-                return_exceptions=True,
-            )
-            losses = [item for item in results if isinstance(item, FsError)]
-            assert len(losses) == 2, results
-            assert {item.code for item in losses} == {FsErrorCode.FS_NOT_OBSERVED}
-
-        run(body())
+        target = await fs.resolve("a.txt")
+        results = await asyncio.gather(
+            *(fs.write_text(target, "same\n", CreateIfAbsent()) for _ in range(3)),
+            return_exceptions=True,
+        )
+        losses = [item for item in results if isinstance(item, FsError)]
+        assert len(losses) == 2, results
+        assert {item.code for item in losses} == {FsErrorCode.FS_NOT_OBSERVED}
 
     def test_edits_from_threads_each_land_once(self, fs: FileSystem, raw: RawStore) -> None:
         # Unguarded edits of different lines: each retries its lost races, none is lost.

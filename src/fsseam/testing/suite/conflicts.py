@@ -37,11 +37,12 @@ from fsseam.seam import (
     Present,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, in_threads, read, run, version, write, written
+from fsseam.testing._support import E, expect_error, in_threads, run
 from fsseam.testing._worker import counter_value, increment, read_versioned
 from fsseam.testing.faults import RequestLog
 from fsseam.testing.fixtures import RawStore
 from fsseam.testing.harness import call, code_of, execution, tools_context
+from fsseam.testing.suite._helpers import read, version, write, written
 
 __all__ = ["ConflictSuite"]
 

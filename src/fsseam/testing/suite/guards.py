@@ -19,8 +19,6 @@ mid-stream change and the error wording run on every store.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 
 from fsseam.backends import FsspecFileSystem
@@ -32,19 +30,18 @@ from fsseam.seam import (
     FsWriteIntent,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import (
-    E,
-    expect_error,
+from fsseam.testing._support import E, async_test, expect_error, result_or_error
+from fsseam.testing._worker import read_versioned
+from fsseam.testing.faults import RequestLog, StoreFaults
+from fsseam.testing.fixtures import RawStore
+from fsseam.testing.suite._helpers import (
+    Failures,
+    assert_worded_as_on_local_disk,
     read,
-    result_or_error,
-    run,
     version,
     write,
     written,
 )
-from fsseam.testing._worker import read_versioned
-from fsseam.testing.faults import RequestLog, StoreFaults
-from fsseam.testing.fixtures import FsspecRawStore, RawStore
 
 __all__ = ["GuardedWriteSuite"]
 
@@ -75,177 +72,153 @@ async def _stream_across_a_replace(fs: FileSystem, path: str, replacement: str) 
     return "".join(parts)
 
 
-class GuardedWriteSuite:
-    """Guarded writes under faults, pinned reads under change, and one error wording."""
-
-    # -- lost answers ------------------------------------------------------------
-
-    def test_a_lost_answer_to_a_create_reports_success_once(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
-    ) -> None:
-        async def body() -> None:
-            target = await fs.resolve("new.txt")
-            fault = faults.lose_write_answer()
-            if wire is not None:
-                wire.clear()
-            outcome = await fs.write_text(target, "hello\n", CreateIfAbsent())
-            assert fault.hits == 1, "the fault never fired"
-            if wire is not None:
-                assert wire.count() <= RECOVERY_REQUESTS, wire.count()
-            assert outcome.operation == "create"
-            assert outcome.version == await version(fs, "new.txt")
-            await expect_error(E.FS_NOT_OBSERVED, write(fs, "new.txt", "again\n", CreateIfAbsent()))
-
-        run(body())
-        assert raw.read_bytes("new.txt") == b"hello\n"
-
-    def test_a_lost_answer_to_a_replace_reports_success_once(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
-    ) -> None:
-        async def body() -> None:
-            created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
-            fault = faults.lose_write_answer()
-            if wire is not None:
-                wire.clear()
-            outcome = await write(fs, "a.txt", "new\n", ReplaceIfVersion(created.version))
-            assert fault.hits == 1, "the fault never fired"
-            if wire is not None:
-                # The replace reads the old text first: one more request.
-                assert wire.count() <= RECOVERY_REQUESTS + 1, wire.count()
-            assert outcome.operation == "update"
-            assert outcome.version == await version(fs, "a.txt")
-            # Applied once: the version it replaced is gone for everyone.
-            await expect_error(
-                E.FS_STALE_VERSION, write(fs, "a.txt", "x\n", ReplaceIfVersion(created.version))
-            )
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"new\n"
-
-    def test_a_lost_answer_to_a_guarded_edit_reports_success_once(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
-    ) -> None:
-        async def body() -> None:
-            target, created = await written(fs, "a.txt", "count=1\n", CreateIfAbsent())
-            fault = faults.lose_write_answer()
-            edit = FsEditRequest("count=1", "count=2")
-            outcome = await fs.edit_text(target, edit, created.version)
-            assert fault.hits == 1, "the fault never fired"
-            assert outcome.version == await version(fs, "a.txt")
-            assert outcome.after == "count=2\n"
-            await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, edit, created.version))
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"count=2\n"
-
-    # -- unknown outcomes ----------------------------------------------------------
-
-    @pytest.mark.parametrize("operation", ["update", "create"])
-    def test_an_unknown_outcome_whose_write_landed_reports_success(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, operation: str
-    ) -> None:
-        async def body() -> None:
-            guard: FsWriteIntent = CreateIfAbsent()
-            if operation == "update":
-                created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
-                guard = ReplaceIfVersion(created.version)
-            fault = faults.fail_after_landing()
-            outcome = await write(fs, "a.txt", "new\n", guard)
-            assert fault.hits == 1, "the fault never fired"
-            assert outcome.operation == operation
-            assert outcome.version == await version(fs, "a.txt")
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"new\n"
-
-    def test_a_write_that_never_landed_is_an_io_error_and_changes_nothing(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
-    ) -> None:
-        async def body() -> None:
-            target, created = await written(fs, "a.txt", "one\n", CreateIfAbsent())
-            fault = faults.fail_write()
-            error = await expect_error(
-                E.FS_IO_ERROR, fs.write_text(target, "two\n", ReplaceIfVersion(created.version))
-            )
-            assert fault.hits == 1, "the fault never fired"
-            assert target.display_path in str(error)
-            assert await version(fs, "a.txt") == created.version
-            faults.heal()
-            # Nothing was poisoned: the same guarded write now goes through.
-            await write(fs, "a.txt", "two\n", ReplaceIfVersion(created.version))
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"two\n"
-
-    # -- pinned reads ------------------------------------------------------------------
-
-    def test_a_read_cut_mid_body_gives_the_exact_text_or_an_io_error(
-        self, fs: FileSystem, faults: StoreFaults
-    ) -> None:
-        text = big_text(3 * CHUNK)
-
-        async def body() -> None:
-            target, stored = await written(fs, "big.txt", text, CreateIfAbsent())
-            fault = faults.cut_read(after_bytes=CHUNK + 12345)
-            got = await result_or_error(read_versioned(fs, target))
-            if isinstance(got, FsError):
-                assert got.code is E.FS_IO_ERROR, got
-            else:
-                assert got == (text, stored.version), "not the text written, or its version"
-            assert fault.hits == 1, "the fault never fired"
-
-        run(body())
-
-    def test_a_read_cut_after_the_file_changed_fails_instead_of_mixing(
-        self, fs: FileSystem, faults: StoreFaults
-    ) -> None:
-        text = big_text(3 * CHUNK)
-
-        async def body() -> None:
-            await write(fs, "big.txt", text, CreateIfAbsent())
-            fault = faults.cut_read(after_bytes=CHUNK + 12345)
-            got = await result_or_error(_stream_across_a_replace(fs, "big.txt", "replaced\n"))
-            _one_version_or_failed(got, text)
-            assert fault.hits == 1, "the fault never fired"
-            assert await read(fs, "big.txt") == "replaced\n"
-
-        run(body())
-
-    def test_a_file_replaced_mid_stream_reads_one_version_or_fails(self, fs: FileSystem) -> None:
-        # Over 8 MiB: more than one request on stores that read in ranges.
-        text = big_text(9 * CHUNK)
-
-        async def body() -> None:
-            await write(fs, "big.txt", text, CreateIfAbsent())
-            got = await result_or_error(_stream_across_a_replace(fs, "big.txt", "replaced\n"))
-            _one_version_or_failed(got, text)
-            assert await read(fs, "big.txt") == "replaced\n"
-
-        run(body())
-
-    # -- one wording on every store ------------------------------------------------------
-
-    def test_error_texts_match_the_local_reference_but_for_the_path(
-        self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem
-    ) -> None:
-        reference_raw = FsspecRawStore(reference_fs.fs, reference_fs.root)
-        reference = run(_failure_texts(reference_fs, reference_raw))
-        ours = run(_failure_texts(fs, raw))
-        for (label, expected), (_, got) in zip(reference, ours, strict=True):
-            assert got == expected, f"{label}: {got!r} differs from local disk's {expected!r}"
-
-
-def _one_version_or_failed(got: str | FsError, text: str) -> None:
+async def _assert_one_version_or_failed(fs: FileSystem, text: str) -> None:
+    """A stream of ``big.txt`` (``text``) across a replace: all of ``text``, or an IO error."""
+    got = await result_or_error(_stream_across_a_replace(fs, "big.txt", "replaced\n"))
     if isinstance(got, FsError):
         assert got.code is E.FS_IO_ERROR, got
         assert "changed while it was being read" in str(got), got
     else:
         assert got == text, "the read spliced two versions"
+    assert await read(fs, "big.txt") == "replaced\n"
 
 
-async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]:
-    """The same failures on ``fs``, as ``(what, message)`` with the root spelled ``<ROOT>``."""
-    root = (await fs.resolve(".")).display_path.rstrip("/")
+async def _replacing_old(fs: FileSystem) -> ReplaceIfVersion:
+    """``a.txt`` created as ``old``, and the guard of a replace of that version."""
+    created = await write(fs, "a.txt", "old\n", CreateIfAbsent())
+    return ReplaceIfVersion(created.version)
+
+
+async def _guard_to(fs: FileSystem, operation: str) -> FsWriteIntent:
+    """The guard of a write of ``a.txt`` that is ``operation``: a create, or an update of "old"."""
+    return CreateIfAbsent() if operation == "create" else await _replacing_old(fs)
+
+
+class GuardedWriteSuite:
+    """Guarded writes under faults, pinned reads under change, and one error wording."""
+
+    # -- lost answers ------------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        ("operation", "repeated"), [("create", E.FS_NOT_OBSERVED), ("update", E.FS_STALE_VERSION)]
+    )
+    @async_test
+    async def test_a_lost_answer_to_a_write_reports_success_once(
+        self,
+        fs: FileSystem,
+        faults: StoreFaults,
+        raw: RawStore,
+        wire: RequestLog | None,
+        operation: str,
+        repeated: E,
+    ) -> None:
+        guard = await _guard_to(fs, operation)
+        # An update reads the old text first: one more request.
+        budget = RECOVERY_REQUESTS + (operation == "update")
+        fault = faults.lose_write_answer()
+        if wire is not None:
+            wire.clear()
+        outcome = await write(fs, "a.txt", "new\n", guard)
+        assert fault.hits == 1, "the fault never fired"
+        if wire is not None:
+            assert wire.count() <= budget, wire.count()
+        assert outcome.operation == operation
+        assert outcome.version == await version(fs, "a.txt")
+        # Applied once: the same guarded write again is refused.
+        await expect_error(repeated, write(fs, "a.txt", "again\n", guard))
+        assert raw.read_bytes("a.txt") == b"new\n"
+
+    @async_test
+    async def test_a_lost_answer_to_a_guarded_edit_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        target, created = await written(fs, "a.txt", "count=1\n", CreateIfAbsent())
+        fault = faults.lose_write_answer()
+        edit = FsEditRequest("count=1", "count=2")
+        outcome = await fs.edit_text(target, edit, created.version)
+        assert fault.hits == 1, "the fault never fired"
+        assert outcome.version == await version(fs, "a.txt")
+        assert outcome.after == "count=2\n"
+        await expect_error(E.FS_STALE_VERSION, fs.edit_text(target, edit, created.version))
+        assert raw.read_bytes("a.txt") == b"count=2\n"
+
+    # -- unknown outcomes ----------------------------------------------------------
+
+    @pytest.mark.parametrize("operation", ["update", "create"])
+    @async_test
+    async def test_an_unknown_outcome_whose_write_landed_reports_success(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, operation: str
+    ) -> None:
+        guard = await _guard_to(fs, operation)
+        fault = faults.fail_after_landing()
+        outcome = await write(fs, "a.txt", "new\n", guard)
+        assert fault.hits == 1, "the fault never fired"
+        assert outcome.operation == operation
+        assert outcome.version == await version(fs, "a.txt")
+        assert raw.read_bytes("a.txt") == b"new\n"
+
+    @async_test
+    async def test_a_write_that_never_landed_is_an_io_error_and_changes_nothing(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
+    ) -> None:
+        guard = await _replacing_old(fs)
+        target = await fs.resolve("a.txt")
+        fault = faults.fail_write()
+        error = await expect_error(E.FS_IO_ERROR, fs.write_text(target, "two\n", guard))
+        assert fault.hits == 1, "the fault never fired"
+        assert target.display_path in str(error)
+        assert await version(fs, "a.txt") == guard.version
+        faults.heal()
+        # Nothing was poisoned: the same guarded write now goes through.
+        await write(fs, "a.txt", "two\n", guard)
+        assert raw.read_bytes("a.txt") == b"two\n"
+
+    # -- pinned reads ------------------------------------------------------------------
+
+    @async_test
+    async def test_a_read_cut_mid_body_gives_the_exact_text_or_an_io_error(
+        self, fs: FileSystem, faults: StoreFaults
+    ) -> None:
+        text = big_text(3 * CHUNK)
+        target, stored = await written(fs, "big.txt", text, CreateIfAbsent())
+        fault = faults.cut_read(after_bytes=CHUNK + 12345)
+        got = await result_or_error(read_versioned(fs, target))
+        if isinstance(got, FsError):
+            assert got.code is E.FS_IO_ERROR, got
+        else:
+            assert got == (text, stored.version), "not the text written, or its version"
+        assert fault.hits == 1, "the fault never fired"
+
+    @async_test
+    async def test_a_read_cut_after_the_file_changed_fails_instead_of_mixing(
+        self, fs: FileSystem, faults: StoreFaults
+    ) -> None:
+        text = big_text(3 * CHUNK)
+        await write(fs, "big.txt", text, CreateIfAbsent())
+        fault = faults.cut_read(after_bytes=CHUNK + 12345)
+        await _assert_one_version_or_failed(fs, text)
+        assert fault.hits == 1, "the fault never fired"
+
+    @async_test
+    async def test_a_file_replaced_mid_stream_reads_one_version_or_fails(
+        self, fs: FileSystem
+    ) -> None:
+        # Over 8 MiB: more than one request on stores that read in ranges.
+        text = big_text(9 * CHUNK)
+        await write(fs, "big.txt", text, CreateIfAbsent())
+        await _assert_one_version_or_failed(fs, text)
+
+    # -- one wording on every store ------------------------------------------------------
+
+    @async_test
+    async def test_error_texts_match_the_local_reference_but_for_the_path(
+        self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem
+    ) -> None:
+        await assert_worded_as_on_local_disk(_failures, fs, raw, reference_fs)
+
+
+async def _failures(fs: FileSystem, raw: RawStore) -> Failures:
+    """Failures of reads, writes, edits and resolves, each set up on ``fs``."""
     first = await write(fs, "d/f.txt", "v1\n")
     second = await write(fs, "d/f.txt", "v2\n", ReplaceIfVersion(first.version))
     await write(fs, "d/gone.txt", "x\n")
@@ -259,7 +232,7 @@ async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]
     deleted = await fs.resolve("d/gone.txt")
     twice = await fs.resolve("twice.txt")
     binary = await fs.resolve("binary.bin")
-    failures: dict[str, Callable[[], Awaitable[object]]] = {
+    return {
         "read a missing file": lambda: fs.read_text(missing),
         "read a directory": lambda: fs.read_text(directory),
         "create over an existing file": lambda: fs.write_text(f, "x", CreateIfAbsent()),
@@ -279,12 +252,3 @@ async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]
         "resolve outside the root": lambda: fs.resolve("../outside.txt"),
         "resolve a backslash": lambda: fs.resolve("d\\f.txt"),
     }
-    texts: list[tuple[str, str]] = []
-    for label, failure in failures.items():
-        try:
-            await failure()
-        except FsError as exc:
-            texts.append((label, f"{exc.code.value}: {exc}".replace(root, "<ROOT>")))
-        else:
-            pytest.fail(f"{label} succeeded on {root}")
-    return texts

@@ -16,7 +16,8 @@ fixture, as :class:`~fsseam.testing.GuardedWriteSuite`'s do.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import pytest
 
@@ -34,11 +35,23 @@ from fsseam.seam import (
     FsVersion,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import E, expect_error, read, result_or_error, run, version, write
+from fsseam.testing._support import E, async_test, expect_error, result_or_error
 from fsseam.testing.faults import ArmedFault, RequestLog, StoreFaults
-from fsseam.testing.fixtures import FsspecRawStore, RawStore
+from fsseam.testing.fixtures import RawStore
+from fsseam.testing.suite._helpers import (
+    Failures,
+    assert_stored,
+    assert_worded_as_on_local_disk,
+    counted,
+    exists,
+    read,
+    version,
+    write,
+)
 
 __all__ = ["ManageSuite", "expect_refused_here", "expect_unless_refused"]
+
+T = TypeVar("T")
 
 QUIRK = "delete-precondition-ignored"
 """The quirk a store that ignores a delete's precondition is refused for."""
@@ -60,18 +73,24 @@ async def expect_unless_refused(
     return await expect_refused_here(call)
 
 
-def exists(raw: RawStore, path: str) -> bool:
-    """Whether the store holds ``path`` (behind the seam's back)."""
-    try:
-        raw.read_bytes(path)
-    except FileNotFoundError:
-        return False
-    return True
-
-
 async def _created(fs: FileSystem, path: str, text: str) -> tuple[FsTarget, FsVersion]:
     outcome = await write(fs, path, text, CreateIfAbsent())
     return await fs.resolve(path), outcome.version
+
+
+async def _seen_then_changed(
+    fs: FileSystem, raw: RawStore, path: str, change: bytes | None
+) -> tuple[FsTarget, FsVersion]:
+    """``path`` created and the version seen, then changed behind the seam's back.
+
+    ``change`` is the bytes stored instead, or ``None`` for a delete.
+    """
+    target, seen = await _created(fs, path, "seen\n")
+    if change is None:
+        raw.delete(path)
+    else:
+        raw.write_bytes(path, change)
+    return target, seen
 
 
 async def _warm(fs: FileSystem) -> None:
@@ -91,13 +110,24 @@ def _arm(make: Callable[[], ArmedFault]) -> ArmedFault:
         pytest.skip(str(exc))
 
 
+async def _ready(fs: FileSystem, content: str) -> tuple[FsTarget, FsVersion]:
+    """``a.txt`` created with ``content`` once the delete probe has run (no probe in a count)."""
+    await _warm(fs)
+    return await _created(fs, "a.txt", content)
+
+
 async def _faulted(
     fs: FileSystem, content: str, arm: Callable[[], ArmedFault]
 ) -> tuple[FsTarget, FsVersion, ArmedFault]:
     """``a.txt`` created with ``content`` once the delete probe has run, then ``arm``'s fault."""
-    await _warm(fs)
-    target, current = await _created(fs, "a.txt", content)
+    target, current = await _ready(fs, content)
     return target, current, _arm(arm)
+
+
+def _split(results: Sequence[T | FsError]) -> tuple[list[T], list[FsError]]:
+    """Racing calls' results: the successes, and the errors."""
+    won = [item for item in results if not isinstance(item, FsError)]
+    return won, [item for item in results if isinstance(item, FsError)]
 
 
 class ManageSuite:
@@ -105,83 +135,63 @@ class ManageSuite:
 
     # -- delete -------------------------------------------------------------------
 
-    def test_a_delete_at_the_current_version_removes_the_file(
+    @async_test
+    async def test_a_delete_at_the_current_version_removes_the_file(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> None:
-            target, current = await _created(fs, "d/a.txt", "bye\n")
-            if not guarded_delete:
-                await expect_refused_here(fs.delete(target, current))
-                return
+        target, current = await _created(fs, "d/a.txt", "bye\n")
+        if guarded_delete:
             assert await fs.delete(target, current) == FsDeleteOutcome(current)
             assert await fs.stat(target) is None
-
-        run(body())
+        else:
+            await expect_refused_here(fs.delete(target, current))
         assert exists(raw, "d/a.txt") is not guarded_delete
 
-    def test_a_delete_at_a_stale_version_is_refused_and_keeps_the_change(
+    @pytest.mark.parametrize(
+        ("change", "said"),
+        [
+            (b"changed by someone else\n", "was modified since it was read"),
+            (None, "was deleted since it was read"),
+        ],
+        ids=["modified", "deleted"],
+    )
+    @async_test
+    async def test_a_guarded_delete_of_a_file_changed_since_it_was_read_is_stale(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool, change: bytes | None, said: str
+    ) -> None:
+        target, seen = await _seen_then_changed(fs, raw, "a.txt", change)
+        error = await expect_unless_refused(
+            E.FS_STALE_VERSION, fs.delete(target, seen), guarded_delete
+        )
+        assert not guarded_delete or said in str(error)
+        assert_stored(raw, {"a.txt": change})  # the change is kept
+
+    @async_test
+    async def test_an_unguarded_delete_removes_what_is_there_and_refuses_what_is_not_a_file(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> None:
-            target, seen = await _created(fs, "a.txt", "seen\n")
-            raw.write_bytes("a.txt", b"changed by someone else\n")
-            error = await expect_unless_refused(
-                E.FS_STALE_VERSION, fs.delete(target, seen), guarded_delete
-            )
-            assert not guarded_delete or "was modified since it was read" in str(error)
+        target, _ = await _seen_then_changed(fs, raw, "d/a.txt", b"two\n")
+        if not guarded_delete:
+            await expect_refused_here(fs.delete(target))
+            return
+        # No version given: the one stored now, read first, guards the delete.
+        outcome = await fs.delete(target)
+        assert isinstance(outcome, FsDeleteOutcome)
+        await expect_error(E.FS_NOT_FOUND, fs.delete(target))
+        await write(fs, "d/b.txt", "keeps d a directory\n")
+        for directory in ("d", "d/", "."):
+            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve(directory)))
+        assert_stored(raw, {"d/a.txt": None, "d/b.txt": b"keeps d a directory\n"})
 
-        run(body())
-        assert raw.read_bytes("a.txt") == b"changed by someone else\n"
-
-    def test_a_guarded_delete_of_a_file_deleted_since_is_stale(
+    @async_test
+    async def test_racing_deletes_at_one_version_exactly_one_wins(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> None:
-            target, seen = await _created(fs, "a.txt", "x\n")
-            raw.delete("a.txt")
-            error = await expect_unless_refused(
-                E.FS_STALE_VERSION, fs.delete(target, seen), guarded_delete
-            )
-            assert not guarded_delete or "was deleted since it was read" in str(error)
-
-        run(body())
-
-    def test_an_unguarded_delete_removes_what_is_there_and_refuses_what_is_not_a_file(
-        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
-    ) -> None:
-        async def body() -> None:
-            target, _ = await _created(fs, "d/a.txt", "one\n")
-            raw.write_bytes("d/a.txt", b"two\n")
-            if not guarded_delete:
-                await expect_refused_here(fs.delete(target))
-                return
-            # No version given: the one stored now, read first, guards the delete.
-            outcome = await fs.delete(target)
-            assert isinstance(outcome, FsDeleteOutcome)
-            await expect_error(E.FS_NOT_FOUND, fs.delete(target))
-            await write(fs, "d/b.txt", "keeps d a directory\n")
-            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve("d")))
-            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve("d/")))
-            await expect_error(E.FS_NOT_REGULAR_FILE, fs.delete(await fs.resolve(".")))
-
-        run(body())
-        if guarded_delete:
-            assert not exists(raw, "d/a.txt")
-            assert raw.read_bytes("d/b.txt") == b"keeps d a directory\n"
-
-    def test_racing_deletes_at_one_version_exactly_one_wins(
-        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
-    ) -> None:
-        async def body() -> list[FsDeleteOutcome | FsError]:
-            target, seen = await _created(fs, "a.txt", "contested\n")
-            await _warm(fs)
-            return await asyncio.gather(
-                *(result_or_error(fs.delete(target, seen)) for _ in range(4))
-            )
-
-        results = run(body())
-        won = [item for item in results if not isinstance(item, FsError)]
-        lost = [item for item in results if isinstance(item, FsError)]
+        target, seen = await _ready(fs, "contested\n")
+        results = await asyncio.gather(
+            *(result_or_error(fs.delete(target, seen)) for _ in range(4))
+        )
+        won, lost = _split(results)
         if not guarded_delete:
             assert not won
             assert all(item.code is E.FS_SANDBOX_DENIED for item in lost), lost
@@ -193,82 +203,67 @@ class ManageSuite:
 
     # -- move -------------------------------------------------------------------------
 
-    def test_a_move_writes_the_destination_byte_for_byte_then_deletes_the_source(
+    @async_test
+    async def test_a_move_writes_the_destination_byte_for_byte_then_deletes_the_source(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
         stored = b"\xef\xbb\xbfline one\r\nline two\r\n"
         raw.write_bytes("src/a.txt", stored)
+        source = await fs.resolve("src/a.txt")
+        seen = await version(fs, "src/a.txt")
+        destination = await fs.resolve("new/dir/b.txt")
+        call = fs.move(source, destination, seen, CreateIfAbsent())
+        if not guarded_delete:
+            await expect_refused_here(call)
+            assert_stored(raw, {"src/a.txt": stored, "new/dir/b.txt": None})
+            return
+        outcome = await call
+        assert isinstance(outcome, FsMoveOutcome)
+        assert (outcome.before_version, outcome.replaced_version) == (seen, None)
+        assert outcome.version == await version(fs, "new/dir/b.txt")
+        assert await fs.stat(source) is None
+        assert_stored(raw, {"new/dir/b.txt": stored, "src/a.txt": None})  # BOM and CRLF kept
 
-        async def body() -> None:
-            source = await fs.resolve("src/a.txt")
-            seen = await version(fs, "src/a.txt")
-            destination = await fs.resolve("new/dir/b.txt")
-            call = fs.move(source, destination, seen, CreateIfAbsent())
-            if not guarded_delete:
-                await expect_refused_here(call)
-                return
-            outcome = await call
-            assert isinstance(outcome, FsMoveOutcome)
-            assert (outcome.before_version, outcome.replaced_version) == (seen, None)
-            assert outcome.version == await version(fs, "new/dir/b.txt")
-            assert await fs.stat(source) is None
-
-        run(body())
-        if guarded_delete:
-            assert raw.read_bytes("new/dir/b.txt") == stored  # BOM and CRLF kept
-            assert not exists(raw, "src/a.txt")
-        else:
-            assert raw.read_bytes("src/a.txt") == stored
-            assert not exists(raw, "new/dir/b.txt")
-
-    def test_a_move_onto_an_unseen_existing_file_is_refused_and_changes_nothing(
+    @async_test
+    async def test_a_move_onto_an_unseen_existing_file_is_refused_and_changes_nothing(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> None:
-            source, seen = await _created(fs, "a.txt", "source\n")
-            await write(fs, "b.txt", "destination\n")
-            call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
-            await expect_unless_refused(E.FS_NOT_OBSERVED, call, guarded_delete)
+        source, seen = await _created(fs, "a.txt", "source\n")
+        await write(fs, "b.txt", "destination\n")
+        call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
+        await expect_unless_refused(E.FS_NOT_OBSERVED, call, guarded_delete)
+        assert_stored(raw, {"a.txt": b"source\n", "b.txt": b"destination\n"})
 
-        run(body())
+    @async_test
+    async def test_a_move_replaces_a_destination_only_at_the_version_seen(
+        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
+    ) -> None:
+        source, seen = await _created(fs, "a.txt", "source\n")
+        destination, old = await _created(fs, "b.txt", "old destination\n")
+        if not guarded_delete:
+            await expect_refused_here(fs.move(source, destination, seen, ReplaceIfVersion(old)))
+            return
+        raw.write_bytes("b.txt", b"destination changed\n")
+        await expect_error(
+            E.FS_STALE_VERSION, fs.move(source, destination, seen, ReplaceIfVersion(old))
+        )
         assert raw.read_bytes("a.txt") == b"source\n"
-        assert raw.read_bytes("b.txt") == b"destination\n"
+        current = await version(fs, "b.txt")
+        outcome = await fs.move(source, destination, seen, ReplaceIfVersion(current))
+        assert outcome.replaced_version == current
+        assert await read(fs, "b.txt") == "source\n"
 
-    def test_a_move_replaces_a_destination_only_at_the_version_seen(
+    @async_test
+    async def test_a_move_of_a_file_changed_since_it_was_read_writes_nothing(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> None:
-            source, seen = await _created(fs, "a.txt", "source\n")
-            destination, old = await _created(fs, "b.txt", "old destination\n")
-            if not guarded_delete:
-                await expect_refused_here(fs.move(source, destination, seen, ReplaceIfVersion(old)))
-                return
-            raw.write_bytes("b.txt", b"destination changed\n")
-            await expect_error(
-                E.FS_STALE_VERSION, fs.move(source, destination, seen, ReplaceIfVersion(old))
-            )
-            assert raw.read_bytes("a.txt") == b"source\n"
-            current = await version(fs, "b.txt")
-            outcome = await fs.move(source, destination, seen, ReplaceIfVersion(current))
-            assert outcome.replaced_version == current
-            assert await read(fs, "b.txt") == "source\n"
+        source, seen = await _seen_then_changed(fs, raw, "a.txt", b"changed\n")
+        call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
+        await expect_unless_refused(E.FS_STALE_VERSION, call, guarded_delete)
+        assert_stored(raw, {"a.txt": b"changed\n", "b.txt": None})
 
-        run(body())
-
-    def test_a_move_of_a_file_changed_since_it_was_read_writes_nothing(
-        self, fs: FileSystem, raw: RawStore, guarded_delete: bool
-    ) -> None:
-        async def body() -> None:
-            source, seen = await _created(fs, "a.txt", "seen\n")
-            raw.write_bytes("a.txt", b"changed\n")
-            call = fs.move(source, await fs.resolve("b.txt"), seen, CreateIfAbsent())
-            await expect_unless_refused(E.FS_STALE_VERSION, call, guarded_delete)
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"changed\n"
-        assert not exists(raw, "b.txt")
-
-    def test_a_move_whose_source_changes_before_its_delete_keeps_both(
+    @async_test
+    async def test_a_move_whose_source_changes_before_its_delete_keeps_both(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
         if not isinstance(fs, FsspecFileSystem):
@@ -281,217 +276,173 @@ class ManageSuite:
             raw.write_bytes("a.txt", b"changed in between\n")
             return stored
 
-        async def body() -> None:
-            source, seen = await _created(fs, "a.txt", "seen\n")
-            destination = await fs.resolve("b.txt")
-            dialect.put = put_then_someone_writes  # type: ignore[method-assign,assignment]
-            try:
-                call = fs.move(source, destination, seen, CreateIfAbsent())
-                if not guarded_delete:
-                    await expect_refused_here(call)
-                    return
-                error = await expect_error(E.FS_STALE_VERSION, call)
-            finally:
-                del dialect.put
-            assert isinstance(error, FsMoveIncomplete)
-            assert "stopped halfway" in str(error)
-            assert "nothing was lost" in str(error)
-            assert error.version == await version(fs, "b.txt")
+        source, seen = await _created(fs, "a.txt", "seen\n")
+        destination = await fs.resolve("b.txt")
+        dialect.put = put_then_someone_writes  # type: ignore[method-assign,assignment]
+        try:
+            call = fs.move(source, destination, seen, CreateIfAbsent())
+            if not guarded_delete:
+                await expect_refused_here(call)
+                assert_stored(raw, {"a.txt": b"seen\n", "b.txt": None})
+                return
+            error = await expect_error(E.FS_STALE_VERSION, call)
+        finally:
+            del dialect.put
+        assert isinstance(error, FsMoveIncomplete)
+        assert "stopped halfway" in str(error)
+        assert "nothing was lost" in str(error)
+        assert error.version == await version(fs, "b.txt")
+        assert_stored(raw, {"a.txt": b"changed in between\n", "b.txt": b"seen\n"})
 
-        run(body())
-        if guarded_delete:
-            assert raw.read_bytes("a.txt") == b"changed in between\n"
-            assert raw.read_bytes("b.txt") == b"seen\n"
-        else:
-            assert raw.read_bytes("a.txt") == b"seen\n"
-            assert not exists(raw, "b.txt")
-
-    def test_racing_moves_of_one_file_one_wins_and_nothing_is_lost(
+    @async_test
+    async def test_racing_moves_of_one_file_one_wins_and_nothing_is_lost(
         self, fs: FileSystem, raw: RawStore, guarded_delete: bool
     ) -> None:
-        async def body() -> list[FsMoveOutcome | FsError]:
-            source, seen = await _created(fs, "a.txt", "moving\n")
-            await _warm(fs)
-            same = await fs.resolve("same.txt")
-            elsewhere = [await fs.resolve(f"to/{i}.txt") for i in range(2)]
-            moves = [fs.move(source, same, seen, CreateIfAbsent()) for _ in range(2)]
-            moves += [fs.move(source, there, seen, CreateIfAbsent()) for there in elsewhere]
-            return await asyncio.gather(*(result_or_error(move) for move in moves))
-
-        results = run(body())
-        won = [item for item in results if not isinstance(item, FsError)]
+        source, seen = await _ready(fs, "moving\n")
+        same = await fs.resolve("same.txt")
+        elsewhere = [await fs.resolve(f"to/{i}.txt") for i in range(2)]
+        moves = [fs.move(source, same, seen, CreateIfAbsent()) for _ in range(2)]
+        moves += [fs.move(source, there, seen, CreateIfAbsent()) for there in elsewhere]
+        results = await asyncio.gather(*(result_or_error(move) for move in moves))
+        won, lost = _split(results)
         if not guarded_delete:
             assert not won
             assert raw.read_bytes("a.txt") == b"moving\n"
             return
         assert len(won) == 1, f"{len(won)} moves won: {results}"
         assert not exists(raw, "a.txt")
-        for item in results:
-            if isinstance(item, FsError):
-                # Refused before writing, or half done: its destination keeps a copy.
-                assert item.code in (E.FS_STALE_VERSION, E.FS_NOT_OBSERVED), item
+        for item in lost:
+            # Refused before writing, or half done: its destination keeps a copy.
+            assert item.code in (E.FS_STALE_VERSION, E.FS_NOT_OBSERVED), item
         copies = [path for path in ("same.txt", "to/0.txt", "to/1.txt") if exists(raw, path)]
         assert copies, "the moved file is nowhere"
         assert all(raw.read_bytes(path) == b"moving\n" for path in copies)
 
     # -- mounts, paths ----------------------------------------------------------------
 
-    def test_read_only_refuses_delete_and_move(
+    @async_test
+    async def test_read_only_refuses_delete_and_move(
         self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
     ) -> None:
-        async def body() -> None:
-            _, seen = await _created(fs, "a.txt", "keep\n")
-            ro = fs_read_only
-            source = await ro.resolve("a.txt")
-            await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source, seen))
-            await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source))
-            await expect_error(
-                E.FS_SANDBOX_DENIED,
-                ro.move(source, await ro.resolve("b.txt"), seen, CreateIfAbsent()),
-            )
+        _, seen = await _created(fs, "a.txt", "keep\n")
+        ro = fs_read_only
+        source = await ro.resolve("a.txt")
+        await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source, seen))
+        await expect_error(E.FS_SANDBOX_DENIED, ro.delete(source))
+        await expect_error(
+            E.FS_SANDBOX_DENIED,
+            ro.move(source, await ro.resolve("b.txt"), seen, CreateIfAbsent()),
+        )
+        assert_stored(raw, {"a.txt": b"keep\n", "b.txt": None})
 
-        run(body())
-        assert raw.read_bytes("a.txt") == b"keep\n"
-        assert not exists(raw, "b.txt")
-
-    def test_delete_and_move_stay_inside_the_root_and_off_denied_paths(
+    @async_test
+    async def test_delete_and_move_stay_inside_the_root_and_off_denied_paths(
         self, fs: FileSystem, raw: RawStore
     ) -> None:
-        async def body() -> None:
-            source, seen = await _created(fs, "a.txt", "keep\n")
-            for path in ("../outside.txt", ".env", ".git/config", "d\\a.txt"):
-                await expect_error(E.FS_SANDBOX_DENIED, fs.resolve(path))
-            with pytest.raises(ValueError, match="onto itself"):
-                await fs.move(source, await fs.resolve("./a.txt"), seen, CreateIfAbsent())
-            root = await fs.resolve(".")
-            await expect_error(E.FS_NOT_REGULAR_FILE, fs.move(source, root, seen))
-
-        run(body())
+        source, seen = await _created(fs, "a.txt", "keep\n")
+        for path in ("../outside.txt", ".env", ".git/config", "d\\a.txt"):
+            await expect_error(E.FS_SANDBOX_DENIED, fs.resolve(path))
+        with pytest.raises(ValueError, match="onto itself"):
+            await fs.move(source, await fs.resolve("./a.txt"), seen, CreateIfAbsent())
+        root = await fs.resolve(".")
+        await expect_error(E.FS_NOT_REGULAR_FILE, fs.move(source, root, seen))
         assert raw.read_bytes("a.txt") == b"keep\n"
 
     # -- one request, one wording -----------------------------------------------------
 
-    def test_a_guarded_delete_is_one_request(
+    @async_test
+    async def test_a_guarded_delete_is_one_request(
         self, fs: FileSystem, wire: RequestLog | None, guarded_delete: bool
     ) -> None:
-        if wire is None:
-            pytest.skip("the backend gives no `wire` fixture to count its store's requests")
-
-        async def body() -> int:
-            await _warm(fs)
-            target, current = await _created(fs, "a.txt", "x\n")
-            wire.clear()
-            await result_or_error(fs.delete(target, current))
-            return wire.count()
-
+        requests = counted(wire)
+        target, current = await _ready(fs, "x\n")
+        requests.clear()
+        await result_or_error(fs.delete(target, current))
         # Refused on a store that ignores the precondition: no request at all.
-        assert run(body()) == (1 if guarded_delete else 0)
+        assert requests.count() == (1 if guarded_delete else 0)
 
-    def test_an_edit_of_the_destination_right_after_a_move_is_one_request(
+    @async_test
+    async def test_an_edit_of_the_destination_right_after_a_move_is_one_request(
         self, fs: FileSystem, wire: RequestLog | None, guarded_delete: bool
     ) -> None:
-        if wire is None:
-            pytest.skip("the backend gives no `wire` fixture to count its store's requests")
+        requests = counted(wire)
         if not guarded_delete:
             pytest.skip("this store refuses delete and move (proven by the other tests)")
-
-        async def body() -> int:
-            await _warm(fs)
-            source, current = await _created(fs, "from.txt", "one\n")
-            destination = await fs.resolve("to.txt")
-            moved = await fs.move(source, destination, current, CreateIfAbsent())
-            wire.clear()
-            await fs.edit_text(destination, FsEditRequest("one", "two"), moved.version)
-            return wire.count()
-
+        await _warm(fs)
+        source, current = await _created(fs, "from.txt", "one\n")
+        destination = await fs.resolve("to.txt")
+        moved = await fs.move(source, destination, current, CreateIfAbsent())
+        requests.clear()
+        await fs.edit_text(destination, FsEditRequest("one", "two"), moved.version)
         # The moved bytes are known at their new version, as after a write: no GET.
-        assert run(body()) == 1
+        assert requests.count() == 1
 
-    def test_delete_and_move_errors_match_the_local_reference_but_for_the_path(
+    @async_test
+    async def test_delete_and_move_errors_match_the_local_reference_but_for_the_path(
         self, fs: FileSystem, raw: RawStore, reference_fs: FsspecFileSystem, guarded_delete: bool
     ) -> None:
         if not guarded_delete:
             pytest.skip("this store refuses delete and move (proven by the other tests)")
-        reference = run(
-            _failure_texts(reference_fs, FsspecRawStore(reference_fs.fs, reference_fs.root))
-        )
-        ours = run(_failure_texts(fs, raw))
-        for (label, expected), (_, got) in zip(reference, ours, strict=True):
-            assert got == expected, f"{label}: {got!r} differs from local disk's {expected!r}"
+        await assert_worded_as_on_local_disk(_failures, fs, raw, reference_fs)
 
     # -- lost answers -----------------------------------------------------------------
 
-    def test_a_lost_answer_to_a_delete_reports_success_once(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None
+    @pytest.mark.parametrize(
+        "arm",
+        ["lose_delete_answer", "fail_delete_after_landing"],
+        ids=["lost_answer", "unknown_outcome"],
+    )
+    @async_test
+    async def test_a_delete_that_landed_reports_success_once(
+        self, fs: FileSystem, faults: StoreFaults, raw: RawStore, wire: RequestLog | None, arm: str
     ) -> None:
-        async def body() -> None:
-            target, current, fault = await _faulted(fs, "bye\n", faults.lose_delete_answer)
-            if wire is not None:
-                wire.clear()
-            assert await fs.delete(target, current) == FsDeleteOutcome(current)
-            assert fault.hits == 1, "the fault never fired"
-            if wire is not None:
-                # The delete, the client's retry, one look at the object.
-                assert wire.count() <= 3, wire.count()
-            await expect_error(E.FS_STALE_VERSION, fs.delete(target, current))
-
-        run(body())
+        target, current, fault = await _faulted(fs, "bye\n", getattr(faults, arm))
+        if wire is not None:
+            wire.clear()
+        assert await fs.delete(target, current) == FsDeleteOutcome(current)
+        assert fault.hits == 1, "the fault never fired"
+        if wire is not None and arm == "lose_delete_answer":
+            # The delete, the client's retry, one look at the object.
+            assert wire.count() <= 3, wire.count()
+        await expect_error(E.FS_STALE_VERSION, fs.delete(target, current))
         assert not exists(raw, "a.txt")
 
-    def test_an_unknown_outcome_whose_delete_landed_reports_success(
+    @async_test
+    async def test_a_delete_that_never_landed_is_an_io_error_and_keeps_the_file(
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
-        async def body() -> None:
-            target, current, fault = await _faulted(fs, "bye\n", faults.fail_delete_after_landing)
-            assert await fs.delete(target, current) == FsDeleteOutcome(current)
-            assert fault.hits == 1, "the fault never fired"
-
-        run(body())
+        target, current, fault = await _faulted(fs, "keep\n", faults.fail_delete)
+        error = await expect_error(E.FS_IO_ERROR, fs.delete(target, current))
+        assert fault.hits == 1, "the fault never fired"
+        assert target.display_path in str(error)
+        assert await version(fs, "a.txt") == current
+        faults.heal()
+        await fs.delete(target, current)  # nothing was poisoned
         assert not exists(raw, "a.txt")
 
-    def test_a_delete_that_never_landed_is_an_io_error_and_keeps_the_file(
-        self, fs: FileSystem, faults: StoreFaults, raw: RawStore
-    ) -> None:
-        async def body() -> None:
-            target, current, fault = await _faulted(fs, "keep\n", faults.fail_delete)
-            error = await expect_error(E.FS_IO_ERROR, fs.delete(target, current))
-            assert fault.hits == 1, "the fault never fired"
-            assert target.display_path in str(error)
-            assert await version(fs, "a.txt") == current
-            faults.heal()
-            await fs.delete(target, current)  # nothing was poisoned
-
-        run(body())
-        assert not exists(raw, "a.txt")
-
-    def test_a_lost_answer_to_a_refused_delete_is_still_a_conflict(
+    @async_test
+    async def test_a_lost_answer_to_a_refused_delete_is_still_a_conflict(
         self, fs: FileSystem, faults: StoreFaults, raw: RawStore
     ) -> None:
         """Someone replaced the file: the refusal, retried, must not pass for our own delete."""
-
-        async def body() -> None:
-            await _warm(fs)
-            target, seen = await _created(fs, "a.txt", "seen\n")
-            raw.write_bytes("a.txt", b"replaced by someone else\n")
-            fault = _arm(faults.lose_delete_answer)
-            await expect_error(E.FS_STALE_VERSION, fs.delete(target, seen))
-            assert fault.hits == 1, "the fault never fired"
-
-        run(body())
-        assert raw.read_bytes("a.txt") == b"replaced by someone else\n"
+        await _warm(fs)
+        replaced = b"replaced by someone else\n"
+        target, seen = await _seen_then_changed(fs, raw, "a.txt", replaced)
+        fault = _arm(faults.lose_delete_answer)
+        await expect_error(E.FS_STALE_VERSION, fs.delete(target, seen))
+        assert fault.hits == 1, "the fault never fired"
+        assert raw.read_bytes("a.txt") == replaced
 
 
-async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]:
-    """Delete and move failures on ``fs``, as ``(what, message)``, the root spelled ``<ROOT>``."""
-    root = (await fs.resolve(".")).display_path.rstrip("/")
+async def _failures(fs: FileSystem, raw: RawStore) -> Failures:
+    """Failures of deletes and moves, each set up on ``fs``."""
     a, first = await _created(fs, "d/a.txt", "one\n")
     second = (await fs.write_text(a, "two\n", ReplaceIfVersion(first))).version
-    gone, gone_version = await _created(fs, "d/gone.txt", "x\n")
-    raw.delete("d/gone.txt")
+    gone, gone_version = await _seen_then_changed(fs, raw, "d/gone.txt", None)
     b, _ = await _created(fs, "b.txt", "b\n")
     missing = await fs.resolve("missing.txt")
     directory = await fs.resolve("d")
-    failures: dict[str, Callable[[], Awaitable[object]]] = {
+    return {
         "delete at a stale version": lambda: fs.delete(a, first),
         "delete a deleted file": lambda: fs.delete(gone, gone_version),
         "delete a missing file": lambda: fs.delete(missing),
@@ -501,12 +452,3 @@ async def _failure_texts(fs: FileSystem, raw: RawStore) -> list[tuple[str, str]]
         "move a deleted file": lambda: fs.move(gone, missing, gone_version, CreateIfAbsent()),
         "move onto a directory": lambda: fs.move(a, directory, second),
     }
-    texts: list[tuple[str, str]] = []
-    for label, failure in failures.items():
-        try:
-            await failure()
-        except FsError as exc:
-            texts.append((label, f"{exc.code.value}: {exc}".replace(root, "<ROOT>")))
-        else:
-            pytest.fail(f"{label} succeeded on {root}")
-    return texts

@@ -7,9 +7,10 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from fsseam.seam import CreateIfAbsent, FileSystem, FsEditRequest, ReplaceIfVersion
-from fsseam.testing._support import E, expect_error, names, read, run, version, write
+from fsseam.testing._support import E, async_test, expect_error
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import RawStore
+from fsseam.testing.suite._helpers import names, read, version, write
 
 __all__ = ["CapabilitySuite", "ReadOnlySuite"]
 
@@ -23,53 +24,47 @@ class ReadOnlySuite:
         assert fs_read_only.capabilities.read_only is True
         assert fs.capabilities.read_only is False
 
-    def test_read_only_still_reads(self, fs: FileSystem, fs_read_only: FileSystem) -> None:
-        async def body() -> None:
-            outcome = await write(fs, "dir/a.txt", "hello\n")
-            ro = fs_read_only
-            assert await read(ro, "dir/a.txt") == "hello\n"
-            assert await version(ro, "dir/a.txt") == outcome.version
-            assert await names(ro, "dir") == ["a.txt"]
-            info = await ro.lstat("dir/a.txt")
-            assert info is not None
-            _, streamed = await read_versioned(ro, await ro.resolve("dir/a.txt"))
-            assert streamed == outcome.version
+    @async_test
+    async def test_read_only_still_reads(self, fs: FileSystem, fs_read_only: FileSystem) -> None:
+        outcome = await write(fs, "dir/a.txt", "hello\n")
+        ro = fs_read_only
+        assert await read(ro, "dir/a.txt") == "hello\n"
+        assert await version(ro, "dir/a.txt") == outcome.version
+        assert await names(ro, "dir") == ["a.txt"]
+        info = await ro.lstat("dir/a.txt")
+        assert info is not None
+        _, streamed = await read_versioned(ro, await ro.resolve("dir/a.txt"))
+        assert streamed == outcome.version
 
-        run(body())
-
-    def test_read_only_refuses_every_mutation(
+    @async_test
+    async def test_read_only_refuses_every_mutation(
         self, fs: FileSystem, fs_read_only: FileSystem, raw: RawStore
     ) -> None:
-        async def body() -> None:
-            current = (await write(fs, "a.txt", "keep\n")).version
-            ro = fs_read_only
-            existing = await ro.resolve("a.txt")
-            fresh = await ro.resolve("new/b.txt")
-            edit = FsEditRequest("keep", "x")
-            attempts: dict[str, Callable[[], Awaitable[object]]] = {
-                "write": lambda: ro.write_text(existing, "x"),
-                "write existing CreateIfAbsent": lambda: ro.write_text(
-                    existing, "x", CreateIfAbsent()
-                ),
-                "write ReplaceIfVersion": lambda: ro.write_text(
-                    existing, "x", ReplaceIfVersion(current)
-                ),
-                "write new file": lambda: ro.write_text(fresh, "x"),
-                "write new CreateIfAbsent": lambda: ro.write_text(fresh, "x", CreateIfAbsent()),
-                "edit": lambda: ro.edit_text(existing, edit),
-                "edit guarded": lambda: ro.edit_text(existing, edit, current),
-                "edit without match": lambda: ro.edit_text(existing, FsEditRequest("?", "x")),
-            }
-            for label, attempt in attempts.items():
-                try:
-                    await expect_error(E.FS_SANDBOX_DENIED, attempt())
-                except AssertionError as exc:
-                    raise AssertionError(f"{label}: {exc}") from exc
-            assert await version(fs, "a.txt") == current
-            assert await fs.stat(fresh) is None
-            assert await names(fs) == ["a.txt"]
-
-        run(body())
+        current = (await write(fs, "a.txt", "keep\n")).version
+        ro = fs_read_only
+        existing = await ro.resolve("a.txt")
+        fresh = await ro.resolve("new/b.txt")
+        edit = FsEditRequest("keep", "x")
+        attempts: dict[str, Callable[[], Awaitable[object]]] = {
+            "write": lambda: ro.write_text(existing, "x"),
+            "write existing CreateIfAbsent": lambda: ro.write_text(existing, "x", CreateIfAbsent()),
+            "write ReplaceIfVersion": lambda: ro.write_text(
+                existing, "x", ReplaceIfVersion(current)
+            ),
+            "write new file": lambda: ro.write_text(fresh, "x"),
+            "write new CreateIfAbsent": lambda: ro.write_text(fresh, "x", CreateIfAbsent()),
+            "edit": lambda: ro.edit_text(existing, edit),
+            "edit guarded": lambda: ro.edit_text(existing, edit, current),
+            "edit without match": lambda: ro.edit_text(existing, FsEditRequest("?", "x")),
+        }
+        for label, attempt in attempts.items():
+            try:
+                await expect_error(E.FS_SANDBOX_DENIED, attempt())
+            except AssertionError as exc:
+                raise AssertionError(f"{label}: {exc}") from exc
+        assert await version(fs, "a.txt") == current
+        assert await fs.stat(fresh) is None
+        assert await names(fs) == ["a.txt"]
         assert raw.read_bytes("a.txt") == b"keep\n"
 
 

@@ -2,163 +2,110 @@
 
 from __future__ import annotations
 
-from fsseam.seam import FileSystem
-from fsseam.testing._support import (
-    BOM,
-    MIXED_TEXT,
-    E,
-    expect_error,
-    read,
-    run,
-    version,
-    write,
-    written,
-)
+import pytest
+
+from fsseam.seam import FileSystem, FsErrorCode
+from fsseam.testing._support import BOM, MIXED_TEXT, E, async_test, expect_error
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import RawStore
+from fsseam.testing.suite._helpers import read, version, write, written
 
 __all__ = ["ReadSuite", "StreamSuite"]
+
+UNREADABLE: dict[str, tuple[dict[str, bytes], str, FsErrorCode]] = {
+    # case: (bytes stored first, the path read, the code the read fails with)
+    "nul_byte_is_not_text": ({"bin.dat": b"abc\x00def"}, "bin.dat", E.FS_NOT_TEXT),
+    "latin1_is_not_text": ({"latin1.txt": "café".encode("latin-1")}, "latin1.txt", E.FS_NOT_TEXT),
+    "cut_utf8_is_not_text": ({"cut.txt": "ab€".encode()[:-1]}, "cut.txt", E.FS_NOT_TEXT),
+    "directory_is_not_regular_file": ({"dir/a.txt": b"x"}, "dir", E.FS_NOT_REGULAR_FILE),
+    "missing_is_not_found": ({}, "missing.txt", E.FS_NOT_FOUND),
+    "missing_below_a_missing_directory_is_not_found": ({}, "missing/deeper.txt", E.FS_NOT_FOUND),
+}
+"""What ``read_text`` and ``stream_text`` refuse, and how."""
 
 
 class ReadSuite:
     """``read_text``: strict UTF-8, BOM excluded, precise failure codes."""
 
-    def test_read_text_returns_utf8_text(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "a.txt", MIXED_TEXT)
-            assert await read(fs, "a.txt") == MIXED_TEXT
+    @async_test
+    async def test_read_text_returns_utf8_text(self, fs: FileSystem) -> None:
+        await write(fs, "a.txt", MIXED_TEXT)
+        assert await read(fs, "a.txt") == MIXED_TEXT
 
-        run(body())
+    @async_test
+    async def test_read_text_of_empty_file_is_empty(self, fs: FileSystem) -> None:
+        await write(fs, "empty.txt", "")
+        assert await read(fs, "empty.txt") == ""
 
-    def test_read_text_of_empty_file_is_empty(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "empty.txt", "")
-            assert await read(fs, "empty.txt") == ""
-
-        run(body())
-
-    def test_read_text_excludes_bom(self, fs: FileSystem, raw: RawStore) -> None:
+    @async_test
+    async def test_read_text_excludes_bom(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("bom.txt", BOM + "héllo\n".encode())
         raw.write_bytes("only-bom.txt", BOM)
+        assert await read(fs, "bom.txt") == "héllo\n"
+        assert await read(fs, "only-bom.txt") == ""
 
-        async def body() -> None:
-            assert await read(fs, "bom.txt") == "héllo\n"
-            assert await read(fs, "only-bom.txt") == ""
-
-        run(body())
-
-    def test_read_text_keeps_line_endings(self, fs: FileSystem, raw: RawStore) -> None:
+    @async_test
+    async def test_read_text_keeps_line_endings(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("crlf.txt", b"a\r\nb\nc\r\n")
+        assert await read(fs, "crlf.txt") == "a\r\nb\nc\r\n"
 
-        async def body() -> None:
-            assert await read(fs, "crlf.txt") == "a\r\nb\nc\r\n"
-
-        run(body())
-
-    def test_read_text_nul_byte_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("bin.dat", b"abc\x00def")
-
-        async def body() -> None:
-            await expect_error(E.FS_NOT_TEXT, read(fs, "bin.dat"))
-
-        run(body())
-
-    def test_read_text_invalid_utf8_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("latin1.txt", "café".encode("latin-1"))
-        raw.write_bytes("cut.txt", "ab€".encode()[:-1])
-
-        async def body() -> None:
-            await expect_error(E.FS_NOT_TEXT, read(fs, "latin1.txt"))
-            await expect_error(E.FS_NOT_TEXT, read(fs, "cut.txt"))
-
-        run(body())
-
-    def test_read_text_directory_is_not_regular_file(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "dir/a.txt", "x")
-            await expect_error(E.FS_NOT_REGULAR_FILE, read(fs, "dir"))
-
-        run(body())
-
-    def test_read_text_missing_is_not_found(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            error = await expect_error(E.FS_NOT_FOUND, read(fs, "missing.txt"))
-            assert isinstance(error, FileNotFoundError)
-            await expect_error(E.FS_NOT_FOUND, read(fs, "missing/deeper.txt"))
-
-        run(body())
+    @pytest.mark.parametrize("case", list(UNREADABLE))
+    @pytest.mark.parametrize("reader", ["read_text", "stream_text"])
+    @async_test
+    async def test_read_text_and_stream_text_refuse_what_is_not_a_text_file(
+        self, fs: FileSystem, raw: RawStore, reader: str, case: str
+    ) -> None:
+        """Both readers, for :class:`StreamSuite` too: one table of what is not text."""
+        stored, path, code = UNREADABLE[case]
+        for stored_path, data in stored.items():
+            raw.write_bytes(stored_path, data)
+        target = await fs.resolve(path)
+        call = fs.read_text(target) if reader == "read_text" else read_versioned(fs, target)
+        error = await expect_error(code, call)
+        assert code is not E.FS_NOT_FOUND or isinstance(error, FileNotFoundError)
 
 
 class StreamSuite:
-    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks."""
+    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks.
 
-    def test_stream_info_version_equals_stat_version(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            target, outcome = await written(fs, "a.txt", "héllo\n")
-            async with fs.stream_text(target) as stream:
-                info = stream.info
-                text = "".join([chunk async for chunk in stream])
-            assert text == "héllo\n"
-            assert info.type == "file"
-            assert info.size == len("héllo\n".encode())
-            assert info.version == outcome.version
-            assert info.version == await version(fs, "a.txt")
+    What it refuses (not text, a directory, a missing file) is pinned with
+    ``read_text`` in :class:`ReadSuite`, from one table.
+    """
 
-        run(body())
+    @async_test
+    async def test_stream_info_version_equals_stat_version(self, fs: FileSystem) -> None:
+        target, outcome = await written(fs, "a.txt", "héllo\n")
+        async with fs.stream_text(target) as stream:
+            info = stream.info
+            text = "".join([chunk async for chunk in stream])
+        assert text == "héllo\n"
+        assert info.type == "file"
+        assert info.size == len("héllo\n".encode())
+        assert info.version == outcome.version
+        assert info.version == await version(fs, "a.txt")
 
-    def test_stream_chunks_join_to_the_text(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            content = MIXED_TEXT * 50
-            await write(fs, "a.txt", content)
-            text, streamed_version = await read_versioned(fs, await fs.resolve("a.txt"))
-            assert text == content
-            assert streamed_version == await version(fs, "a.txt")
+    @async_test
+    async def test_stream_chunks_join_to_the_text(self, fs: FileSystem) -> None:
+        content = MIXED_TEXT * 50
+        await write(fs, "a.txt", content)
+        text, streamed_version = await read_versioned(fs, await fs.resolve("a.txt"))
+        assert text == content
+        assert streamed_version == await version(fs, "a.txt")
 
-        run(body())
-
-    def test_stream_multi_mib_file_in_several_chunks(self, fs: FileSystem) -> None:
+    @async_test
+    async def test_stream_multi_mib_file_in_several_chunks(self, fs: FileSystem) -> None:
         content = "x" + MIXED_TEXT * (3 * 1024 * 1024 // len(MIXED_TEXT.encode()))
+        await write(fs, "big.txt", content)
+        async with fs.stream_text(await fs.resolve("big.txt")) as stream:
+            chunks = [chunk async for chunk in stream]
+            size = stream.info.size
+        assert len(chunks) >= 2, "a multi-MiB file must stream in several chunks"
+        assert max(len(chunk) for chunk in chunks) < len(content)
+        assert "".join(chunks) == content
+        assert size == len(content.encode())
 
-        async def body() -> None:
-            await write(fs, "big.txt", content)
-            async with fs.stream_text(await fs.resolve("big.txt")) as stream:
-                chunks = [chunk async for chunk in stream]
-                size = stream.info.size
-            assert len(chunks) >= 2, "a multi-MiB file must stream in several chunks"
-            assert max(len(chunk) for chunk in chunks) < len(content)
-            assert "".join(chunks) == content
-            assert size == len(content.encode())
-
-        run(body())
-
-    def test_stream_excludes_bom(self, fs: FileSystem, raw: RawStore) -> None:
+    @async_test
+    async def test_stream_excludes_bom(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("bom.txt", BOM + b"abc")
-
-        async def body() -> None:
-            text, _ = await read_versioned(fs, await fs.resolve("bom.txt"))
-            assert text == "abc"
-
-        run(body())
-
-    def test_stream_missing_is_not_found(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await expect_error(E.FS_NOT_FOUND, read_versioned(fs, await fs.resolve("nope.txt")))
-
-        run(body())
-
-    def test_stream_directory_is_not_regular_file(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "dir/a.txt", "x")
-            await expect_error(E.FS_NOT_REGULAR_FILE, read_versioned(fs, await fs.resolve("dir")))
-
-        run(body())
-
-    def test_stream_binary_is_not_text(self, fs: FileSystem, raw: RawStore) -> None:
-        raw.write_bytes("bin.dat", b"abc\x00def")
-        raw.write_bytes("latin1.txt", "café".encode("latin-1"))
-
-        async def body() -> None:
-            for path in ("bin.dat", "latin1.txt"):
-                await expect_error(E.FS_NOT_TEXT, read_versioned(fs, await fs.resolve(path)))
-
-        run(body())
+        text, _ = await read_versioned(fs, await fs.resolve("bom.txt"))
+        assert text == "abc"

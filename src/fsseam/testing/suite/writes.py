@@ -15,21 +15,10 @@ from fsseam.seam import (
     FsWriteOutcome,
     ReplaceIfVersion,
 )
-from fsseam.testing._support import (
-    BOM,
-    MIXED_TEXT,
-    E,
-    expect_error,
-    in_threads,
-    names,
-    read,
-    run,
-    stat_of,
-    version,
-    write,
-)
+from fsseam.testing._support import BOM, MIXED_TEXT, E, async_test, expect_error, in_threads, run
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import FileSystemOpener, RawStore
+from fsseam.testing.suite._helpers import names, read, stat_of, version, write
 
 __all__ = ["WriteSuite"]
 
@@ -37,171 +26,138 @@ __all__ = ["WriteSuite"]
 class WriteSuite:
     """``write_text``: atomic create-or-replace under a store-checked guard."""
 
-    def test_write_creates_file(self, fs: FileSystem, raw: RawStore) -> None:
-        async def body() -> None:
-            outcome = await write(fs, "a.txt", MIXED_TEXT)
-            assert outcome.operation == "create"
-            assert outcome.before is None
-            assert outcome.after == MIXED_TEXT
-            assert await read(fs, "a.txt") == MIXED_TEXT
-
-        run(body())
+    @async_test
+    async def test_write_creates_file(self, fs: FileSystem, raw: RawStore) -> None:
+        outcome = await write(fs, "a.txt", MIXED_TEXT)
+        assert outcome.operation == "create"
+        assert outcome.before is None
+        assert outcome.after == MIXED_TEXT
+        assert await read(fs, "a.txt") == MIXED_TEXT
         assert raw.read_bytes("a.txt") == MIXED_TEXT.encode()
 
-    def test_write_creates_missing_parent_directories(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "a/b/c/d.txt", "deep")
-            assert await read(fs, "a/b/c/d.txt") == "deep"
-            for path in ("a", "a/b", "a/b/c"):
-                info = await stat_of(fs, await fs.resolve(path))
-                assert info.type == "directory"
+    @async_test
+    async def test_write_creates_missing_parent_directories(self, fs: FileSystem) -> None:
+        await write(fs, "a/b/c/d.txt", "deep")
+        assert await read(fs, "a/b/c/d.txt") == "deep"
+        for path in ("a", "a/b", "a/b/c"):
+            info = await stat_of(fs, await fs.resolve(path))
+            assert info.type == "directory"
 
-        run(body())
+    @async_test
+    async def test_write_unconditional_replaces_existing_file(self, fs: FileSystem) -> None:
+        await write(fs, "a.txt", "old")
+        outcome = await write(fs, "a.txt", "new content")
+        assert outcome.operation == "update"
+        assert outcome.before == "old"
+        assert outcome.after == "new content"
+        assert await read(fs, "a.txt") == "new content"
 
-    def test_write_unconditional_replaces_existing_file(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "a.txt", "old")
-            outcome = await write(fs, "a.txt", "new content")
-            assert outcome.operation == "update"
-            assert outcome.before == "old"
-            assert outcome.after == "new content"
-            assert await read(fs, "a.txt") == "new content"
+    @async_test
+    async def test_write_create_if_absent_creates_missing_file(self, fs: FileSystem) -> None:
+        outcome = await write(fs, "dir/a.txt", "new", CreateIfAbsent())
+        assert outcome.operation == "create"
+        assert outcome.before is None
+        assert outcome.version == await version(fs, "dir/a.txt")
+        assert await read(fs, "dir/a.txt") == "new"
 
-        run(body())
-
-    def test_write_create_if_absent_creates_missing_file(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            outcome = await write(fs, "dir/a.txt", "new", CreateIfAbsent())
-            assert outcome.operation == "create"
-            assert outcome.before is None
-            assert outcome.version == await version(fs, "dir/a.txt")
-            assert await read(fs, "dir/a.txt") == "new"
-
-        run(body())
-
-    def test_write_create_if_absent_on_existing_is_not_observed(
+    @async_test
+    async def test_write_create_if_absent_on_existing_is_not_observed(
         self, fs: FileSystem, raw: RawStore
     ) -> None:
-        async def body() -> FsVersion:
-            await write(fs, "a.txt", "original")
-            before = await version(fs, "a.txt")
-            await expect_error(E.FS_NOT_OBSERVED, write(fs, "a.txt", "clobber", CreateIfAbsent()))
-            assert await version(fs, "a.txt") == before
-            return before
-
-        run(body())
+        await write(fs, "a.txt", "original")
+        before = await version(fs, "a.txt")
+        await expect_error(E.FS_NOT_OBSERVED, write(fs, "a.txt", "clobber", CreateIfAbsent()))
+        assert await version(fs, "a.txt") == before
         assert raw.read_bytes("a.txt") == b"original"
 
-    def test_write_replace_if_version_current_succeeds(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            created = await write(fs, "a.txt", "one")
-            outcome = await write(fs, "a.txt", "two", ReplaceIfVersion(created.version))
-            assert outcome.operation == "update"
-            assert outcome.before == "one"
-            assert outcome.version != created.version
-            assert await read(fs, "a.txt") == "two"
+    @async_test
+    async def test_write_replace_if_version_current_succeeds(self, fs: FileSystem) -> None:
+        created = await write(fs, "a.txt", "one")
+        outcome = await write(fs, "a.txt", "two", ReplaceIfVersion(created.version))
+        assert outcome.operation == "update"
+        assert outcome.before == "one"
+        assert outcome.version != created.version
+        assert await read(fs, "a.txt") == "two"
 
-        run(body())
-
-    def test_write_replace_if_version_stale_is_stale_version(
+    @async_test
+    async def test_write_replace_if_version_stale_is_stale_version(
         self, fs: FileSystem, raw: RawStore
     ) -> None:
-        async def body() -> None:
-            first = await write(fs, "a.txt", "one")
-            second = await write(fs, "a.txt", "two")
-            guard = ReplaceIfVersion(first.version)
-            await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "three", guard))
-            assert await version(fs, "a.txt") == second.version
-
-        run(body())
+        first = await write(fs, "a.txt", "one")
+        second = await write(fs, "a.txt", "two")
+        guard = ReplaceIfVersion(first.version)
+        await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "three", guard))
+        assert await version(fs, "a.txt") == second.version
         assert raw.read_bytes("a.txt") == b"two"
 
-    def test_write_replace_if_version_of_missing_file_is_stale_version(
+    @async_test
+    async def test_write_replace_if_version_of_missing_file_is_stale_version(
         self, fs: FileSystem
     ) -> None:
-        async def body() -> None:
-            other = await write(fs, "other.txt", "x")
-            guard = ReplaceIfVersion(other.version)
-            await expect_error(E.FS_STALE_VERSION, write(fs, "missing.txt", "x", guard))
-            assert await fs.stat(await fs.resolve("missing.txt")) is None
+        other = await write(fs, "other.txt", "x")
+        guard = ReplaceIfVersion(other.version)
+        await expect_error(E.FS_STALE_VERSION, write(fs, "missing.txt", "x", guard))
+        assert await fs.stat(await fs.resolve("missing.txt")) is None
 
-        run(body())
-
-    def test_write_replace_if_version_of_deleted_file_is_stale_version(
+    @async_test
+    async def test_write_replace_if_version_of_deleted_file_is_stale_version(
         self, fs: FileSystem, raw: RawStore
     ) -> None:
-        created = run(write(fs, "a.txt", "one"))
+        created = await write(fs, "a.txt", "one")
         raw.delete("a.txt")
+        guard = ReplaceIfVersion(created.version)
+        await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "two", guard))
+        assert await fs.stat(await fs.resolve("a.txt")) is None
 
-        async def body() -> None:
-            guard = ReplaceIfVersion(created.version)
-            await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "two", guard))
-            assert await fs.stat(await fs.resolve("a.txt")) is None
-
-        run(body())
-
-    def test_write_returns_version_equal_to_later_stat(self, fs: FileSystem) -> None:
+    @async_test
+    async def test_write_returns_version_equal_to_later_stat(self, fs: FileSystem) -> None:
         async def check(outcome: FsWriteOutcome) -> FsVersion:
             assert outcome.version == await version(fs, "a.txt")
             _, streamed = await read_versioned(fs, await fs.resolve("a.txt"))
             assert outcome.version == streamed
             return outcome.version
 
-        async def body() -> None:
-            await check(await write(fs, "a.txt", "one", CreateIfAbsent()))
-            current = await check(await write(fs, "a.txt", "two"))
-            await check(await write(fs, "a.txt", "three", ReplaceIfVersion(current)))
+        await check(await write(fs, "a.txt", "one", CreateIfAbsent()))
+        current = await check(await write(fs, "a.txt", "two"))
+        await check(await write(fs, "a.txt", "three", ReplaceIfVersion(current)))
 
-        run(body())
+    @async_test
+    async def test_write_new_content_of_same_size_changes_version(self, fs: FileSystem) -> None:
+        seen = [(await write(fs, "a.txt", text)).version for text in ("aaaa", "bbbb", "cccc")]
+        assert len(set(seen)) == 3
 
-    def test_write_new_content_of_same_size_changes_version(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            seen = [(await write(fs, "a.txt", text)).version for text in ("aaaa", "bbbb", "cccc")]
-            assert len(set(seen)) == 3
-
-        run(body())
-
-    def test_write_identical_content_still_changes_version(
+    @async_test
+    async def test_write_identical_content_still_changes_version(
         self, fs: FileSystem, unique_versions_per_write: bool
     ) -> None:
         if not unique_versions_per_write:
             pytest.skip("versions are derived from content on this store")
+        seen = [(await write(fs, "a.txt", "same")).version for _ in range(5)]
+        assert len(set(seen)) == 5, f"a rewrite of identical bytes repeated a version: {seen}"
+        # Identical bytes under a new version may pass a guard (ConflictSuite); a
+        # real change since never does.
+        await write(fs, "a.txt", "changed")
+        stale = ReplaceIfVersion(seen[0])
+        await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "same", stale))
 
-        async def body() -> None:
-            seen = [(await write(fs, "a.txt", "same")).version for _ in range(5)]
-            assert len(set(seen)) == 5, f"a rewrite of identical bytes repeated a version: {seen}"
-            # Identical bytes under a new version may pass a guard (ConflictSuite); a
-            # real change since never does.
-            await write(fs, "a.txt", "changed")
-            stale = ReplaceIfVersion(seen[0])
-            await expect_error(E.FS_STALE_VERSION, write(fs, "a.txt", "same", stale))
-
-        run(body())
-
-    def test_write_outcome_before_is_none_or_whole_previous_text(
+    @async_test
+    async def test_write_outcome_before_is_none_or_whole_previous_text(
         self, fs: FileSystem, reopen_fs: FileSystemOpener
     ) -> None:
         small = reopen_fs(max_edit_bytes=64)
         old = "0123456789" * 20
+        await write(small, "big.txt", old)
+        outcome = await write(small, "big.txt", "new")
+        assert outcome.operation == "update"
+        assert outcome.before in (None, old), f"before is a fragment: {outcome.before!r}"
+        assert await read(fs, "big.txt") == "new"
 
-        async def body() -> None:
-            await write(small, "big.txt", old)
-            outcome = await write(small, "big.txt", "new")
-            assert outcome.operation == "update"
-            assert outcome.before in (None, old), f"before is a fragment: {outcome.before!r}"
-            assert await read(fs, "big.txt") == "new"
-
-        run(body())
-
-    def test_write_preserves_bom_on_overwrite(self, fs: FileSystem, raw: RawStore) -> None:
+    @async_test
+    async def test_write_preserves_bom_on_overwrite(self, fs: FileSystem, raw: RawStore) -> None:
         raw.write_bytes("bom.txt", BOM + b"old\n")
-
-        async def body() -> None:
-            outcome = await write(fs, "bom.txt", "new\n")
-            assert outcome.before == "old\n"
-            assert await read(fs, "bom.txt") == "new\n"
-
-        run(body())
+        outcome = await write(fs, "bom.txt", "new\n")
+        assert outcome.before == "old\n"
+        assert await read(fs, "bom.txt") == "new\n"
         assert raw.read_bytes("bom.txt") == BOM + b"new\n"
 
     def test_write_does_not_add_bom_to_new_file(self, fs: FileSystem, raw: RawStore) -> None:
@@ -213,29 +169,25 @@ class WriteSuite:
         run(write(fs, "a.txt", content))
         assert raw.read_bytes("a.txt") == content.encode()
 
-    def test_write_onto_directory_is_not_regular_file(self, fs: FileSystem) -> None:
-        async def body() -> None:
-            await write(fs, "dir/a.txt", "x")
-            await expect_error(E.FS_NOT_REGULAR_FILE, write(fs, "dir", "clobber"))
-            assert await names(fs, "dir") == ["a.txt"]
+    @async_test
+    async def test_write_onto_directory_is_not_regular_file(self, fs: FileSystem) -> None:
+        await write(fs, "dir/a.txt", "x")
+        await expect_error(E.FS_NOT_REGULAR_FILE, write(fs, "dir", "clobber"))
+        assert await names(fs, "dir") == ["a.txt"]
 
-        run(body())
-
-    def test_write_below_a_file_is_not_directory(self, fs: FileSystem, raw: RawStore) -> None:
-        async def body() -> None:
-            await write(fs, "a.txt", "keep")
-            # A flat object store may store both keys; a file tree refuses with
-            # FS_NOT_DIRECTORY. Either way the file in the way is untouched.
-            try:
-                await write(fs, "a.txt/child.txt", "x")
-            except FsError as exc:
-                failure: FsError | None = exc
-            else:
-                failure = None
-            assert failure is None or failure.code == E.FS_NOT_DIRECTORY, repr(failure)
-            assert await read(fs, "a.txt") == "keep"
-
-        run(body())
+    @async_test
+    async def test_write_below_a_file_is_not_directory(self, fs: FileSystem, raw: RawStore) -> None:
+        await write(fs, "a.txt", "keep")
+        # A flat object store may store both keys; a file tree refuses with
+        # FS_NOT_DIRECTORY. Either way the file in the way is untouched.
+        try:
+            await write(fs, "a.txt/child.txt", "x")
+        except FsError as exc:
+            failure: FsError | None = exc
+        else:
+            failure = None
+        assert failure is None or failure.code == E.FS_NOT_DIRECTORY, repr(failure)
+        assert await read(fs, "a.txt") == "keep"
         assert raw.read_bytes("a.txt") == b"keep"
 
     def test_write_readers_see_old_or_new_never_a_mix(self, fs: FileSystem) -> None:
