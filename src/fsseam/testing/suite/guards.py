@@ -218,7 +218,7 @@ class GuardedWriteSuite:
 
 
 async def _failures(fs: FileSystem, raw: RawStore) -> Failures:
-    """Failures of reads, writes, edits and resolves, each set up on ``fs``."""
+    """Failures of reads, writes, edits, listings and resolves, each set up on ``fs``."""
     first = await write(fs, "d/f.txt", "v1\n")
     second = await write(fs, "d/f.txt", "v2\n", ReplaceIfVersion(first.version))
     await write(fs, "d/gone.txt", "x\n")
@@ -249,6 +249,8 @@ async def _failures(fs: FileSystem, raw: RawStore) -> Failures:
         "read a binary file": lambda: fs.read_text(binary),
         "write onto a directory": lambda: fs.write_text(directory, "x"),
         "edit a directory": lambda: fs.edit_text(directory, FsEditRequest("a", "b")),
+        "list a missing directory": lambda: fs.list_dir(missing),
+        "list a file": lambda: fs.list_dir(f),
         "resolve outside the root": lambda: fs.resolve("../outside.txt"),
         "resolve a backslash": lambda: fs.resolve("d\\f.txt"),
     }
