@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import pytest
 
-from fsseam.seam import FileSystem, FsErrorCode
+from fsseam.seam import FileSystem, FsErrorCode, FsTarget
 from fsseam.testing._support import BOM, MIXED_TEXT, E, async_test, expect_error
 from fsseam.testing._worker import read_versioned
 from fsseam.testing.fixtures import RawStore
@@ -50,27 +52,22 @@ class ReadSuite:
         assert await read(fs, "crlf.txt") == "a\r\nb\nc\r\n"
 
     @pytest.mark.parametrize("case", list(UNREADABLE))
-    @pytest.mark.parametrize("reader", ["read_text", "stream_text"])
     @async_test
-    async def test_read_text_and_stream_text_refuse_what_is_not_a_text_file(
-        self, fs: FileSystem, raw: RawStore, reader: str, case: str
+    async def test_read_text_refuses_what_is_not_a_text_file(
+        self, fs: FileSystem, raw: RawStore, case: str
     ) -> None:
-        """Both readers, for :class:`StreamSuite` too: one table of what is not text."""
-        stored, path, code = UNREADABLE[case]
-        for stored_path, data in stored.items():
-            raw.write_bytes(stored_path, data)
-        target = await fs.resolve(path)
-        call = fs.read_text(target) if reader == "read_text" else read_versioned(fs, target)
-        error = await expect_error(code, call)
-        assert code is not E.FS_NOT_FOUND or isinstance(error, FileNotFoundError)
+        await _refuses(fs, raw, case, fs.read_text)
 
 
 class StreamSuite:
-    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks.
+    """``stream_text``: the info of exactly the streamed bytes, text in bounded chunks."""
 
-    What it refuses (not text, a directory, a missing file) is pinned with
-    ``read_text`` in :class:`ReadSuite`, from one table.
-    """
+    @pytest.mark.parametrize("case", list(UNREADABLE))
+    @async_test
+    async def test_stream_text_refuses_what_is_not_a_text_file(
+        self, fs: FileSystem, raw: RawStore, case: str
+    ) -> None:
+        await _refuses(fs, raw, case, lambda target: read_versioned(fs, target))
 
     @async_test
     async def test_stream_info_version_equals_stat_version(self, fs: FileSystem) -> None:
@@ -109,3 +106,15 @@ class StreamSuite:
         raw.write_bytes("bom.txt", BOM + b"abc")
         text, _ = await read_versioned(fs, await fs.resolve("bom.txt"))
         assert text == "abc"
+
+
+async def _refuses(
+    fs: FileSystem, raw: RawStore, case: str, reader: Callable[[FsTarget], Awaitable[object]]
+) -> None:
+    """``reader`` fails on :data:`UNREADABLE`'s ``case`` with its code (a not-found one as
+    ``FileNotFoundError`` too)."""
+    stored, path, code = UNREADABLE[case]
+    for stored_path, data in stored.items():
+        raw.write_bytes(stored_path, data)
+    error = await expect_error(code, reader(await fs.resolve(path)))
+    assert code is not E.FS_NOT_FOUND or isinstance(error, FileNotFoundError)
