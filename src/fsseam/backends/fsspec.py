@@ -636,17 +636,21 @@ def open_fs(
     (cloud dialects add cache-safe defaults).
     """
     check_storage_options(url_or_path, storage_options)  # a misspelt option is a TypeError
-    if "://" not in url_or_path or url_or_path.startswith("file://"):
-        fs: fsspec.AbstractFileSystem = LocalFileSystem()
-        return FsspecFileSystem(
-            fs,
-            url_or_path,
-            read_only=read_only,
-            max_edit_bytes=max_edit_bytes,
-            deny=deny,
-            cache_bytes=cache_bytes,
-        )
-    protocol = url_or_path.split("://", 1)[0]
+    local = "://" not in url_or_path or url_or_path.startswith("file://")
+    fs = LocalFileSystem() if local else _store(url_or_path, storage_options)
+    return FsspecFileSystem(
+        fs,
+        url_or_path,
+        read_only=read_only,
+        max_edit_bytes=max_edit_bytes,
+        deny=deny,
+        cache_bytes=cache_bytes,
+    )
+
+
+def _store(url: str, storage_options: dict[str, Any]) -> fsspec.AbstractFileSystem:
+    """The fsspec instance for a store URL, with its dialect's cache-safe option defaults."""
+    protocol = url.split("://", 1)[0]
     cls = dialect_class(protocol)
     store_options = dict(storage_options)
     if cls is not None:
@@ -658,14 +662,7 @@ def open_fs(
         extra = f' (pip install "fsseam[{hint}]")' if hint else ""
         raise ImportError(f"{protocol}:// needs an extra package{extra}: {exc}") from exc
     if protocol == "memory":
-        root = str(fs._strip_protocol(url_or_path))
+        root = str(fs._strip_protocol(url))
         if not fs.exists(root):
             fs.makedirs(root, exist_ok=True)
-    return FsspecFileSystem(
-        fs,
-        url_or_path,
-        read_only=read_only,
-        max_edit_bytes=max_edit_bytes,
-        deny=deny,
-        cache_bytes=cache_bytes,
-    )
+    return fs
