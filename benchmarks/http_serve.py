@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO / "src"))
 import httpx2  # noqa: E402 - after the path set-up, like the other benchmarks
 from _common import RemoteS3  # noqa: E402
 
+from fsseam.testing.emulators import stop_process  # noqa: E402
 from fsseam.testing.emulators.redis import redis_server  # noqa: E402
 
 TOKEN = "bench-token-0123456789abcdef"
@@ -91,11 +92,7 @@ def serve(root: str, options: list[str], store: str, tokens: Path, cwd: Path) ->
     try:
         yield url[0]
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)
 
 
 async def tool_call(

@@ -24,6 +24,8 @@ import httpx2
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 
+from fsseam.testing.emulators import stop_process
+
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 READY = re.compile(r"(?:listening on (http://\S+)|^PORT (\d+)$)")
 
@@ -95,13 +97,7 @@ def running(args: Sequence[str], *, cwd: Path, timeout: float = 20.0) -> Iterato
             raise AssertionError(f"server exited ({process.poll()}):\n" + "\n".join(lines))
         yield Served(process, found[0], lines)
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        stop_process(process)
         reader.join(5)
 
 

@@ -47,7 +47,7 @@ import uuid
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs
 
-from fsseam.testing.emulators import free_port
+from fsseam.testing.emulators import free_port, stop_process
 from fsseam.testing.emulators.proxy import Recorded, RecordingProxy
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
@@ -197,14 +197,8 @@ class GCSEmulator:
 
     def _terminate(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        if process is not None:
+            stop_process(process, 5)
 
     def stop(self) -> None:
         """Stop the proxy and the server; remove the log."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fsseam.testing.emulators import free_port
+from fsseam.testing.emulators import free_port, stop_process
 
 __all__ = ["RedisNotStarted", "free_port", "redis_server"]
 
@@ -51,9 +51,4 @@ def redis_server(workdir: Path, *, start_seconds: float = 10.0) -> Iterator[str]
             time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process)
